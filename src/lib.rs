@@ -1,0 +1,9 @@
+//! tafl-lab: a self-play training laboratory for the tafl board games.
+//!
+//! Layers, lowest first (each depends only on those above it in this list):
+//! - [`rules`]: exact rules of every variant, as data; move generation, captures, game ends,
+//!   notation, perft.
+//! - [`play`]: simple agents and whole games on top of the rules (random play, playouts).
+
+pub mod play;
+pub mod rules;

@@ -664,20 +664,20 @@ impl Position {
     }
 
     /// Copenhagen exit fort: the king on the edge can move and stands in a region (the squares
-    /// reachable from him without crossing a defender) that holds no attacker, walled by
-    /// defenders of which none can ever be captured: along each axis every wall piece is covered
-    /// by the edge, another wall piece, or a non-hostile square inside the fort.
+    /// reachable from him without crossing a defender) that holds no attacker, and no defender
+    /// walling that region can ever be captured.
+    ///
+    /// "Can never be captured" is the greatest set of defenders that protect each other: along
+    /// each axis a member is covered by the edge, another member, or a non-hostile square inside
+    /// the fort. It is found by starting from all defenders and removing uncovered ones until
+    /// nothing changes; the fort stands when every wall piece survives.
     pub fn exit_fort(&self) -> bool {
         let t = &*self.variant.tables;
         let k = self.king.index();
-        if t.flags[k] & EDGE == 0 {
-            return false;
-        }
-        if !self.piece_moves(k, KING, |_| true) {
+        if t.flags[k] & EDGE == 0 || !self.piece_moves(k, KING, |_| true) {
             return false;
         }
         let mut inside = Visited::new();
-        let mut wall = Visited::new();
         let mut walls: Vec<usize> = Vec::with_capacity(32);
         let mut stack = vec![k];
         inside.insert(k);
@@ -687,11 +687,7 @@ impl Position {
                 match self.cells[q] {
                     OFF => {}
                     ATT => return false,
-                    DEF => {
-                        if wall.insert(q) {
-                            walls.push(q);
-                        }
-                    }
+                    DEF => walls.push(q),
                     _ => {
                         if inside.insert(q) {
                             stack.push(q);
@@ -700,19 +696,36 @@ impl Position {
                 }
             }
         }
-        let covers = |q: usize| -> bool {
-            self.cells[q] == OFF
-                || wall.contains(q)
-                || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEF == 0))
-        };
-        walls.iter().all(|&w| {
-            let wi = w as isize;
-            [Direction::North, Direction::East].iter().all(|d| {
-                let a = (wi + d.offset()) as usize;
-                let b = (wi - d.offset()) as usize;
-                covers(a) || covers(b)
-            })
-        })
+        let mut safe = Visited::new();
+        let mut members: Vec<usize> = Vec::with_capacity(self.counts[1] as usize);
+        for sq in self.geometry().squares() {
+            if self.cells[sq.index()] == DEF {
+                safe.insert(sq.index());
+                members.push(sq.index());
+            }
+        }
+        loop {
+            let before = members.len();
+            members.retain(|&w| {
+                let covered = |q: usize| {
+                    self.cells[q] == OFF
+                        || safe.contains(q)
+                        || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEF == 0))
+                };
+                let wi = w as isize;
+                let ok = [Direction::North, Direction::East].iter().all(|d| {
+                    covered((wi + d.offset()) as usize) || covered((wi - d.offset()) as usize)
+                });
+                if !ok {
+                    safe.remove(w);
+                }
+                ok
+            });
+            if members.len() == before {
+                break;
+            }
+        }
+        walls.iter().all(|&w| safe.contains(w))
     }
 }
 
@@ -730,6 +743,10 @@ impl Visited {
         let fresh = self.0[w] & b == 0;
         self.0[w] |= b;
         fresh
+    }
+    #[inline]
+    fn remove(&mut self, i: usize) {
+        self.0[i / 64] &= !(1u64 << (i % 64));
     }
     #[inline]
     fn contains(&self, i: usize) -> bool {

@@ -329,8 +329,10 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
     r.corners.hostile_to_attackers = ch(false);
     r.corners.hostile_to_defenders = ch(true);
     r.corners.stop = who_of(cors, "cors")?;
-    let ah = |upper| if aforh.contains(if upper { 'T' } else { 't' }) { When::WhenEmpty } else { When::Never };
-    r.camps.hostile_to_attackers = ah(false);
-    r.camps.hostile_to_defenders = ah(true);
+    if !r.camps.squares.is_empty() {
+        let ah = |upper| if aforh.contains(if upper { 'T' } else { 't' }) { When::WhenEmpty } else { When::Never };
+        r.camps.hostile_to_attackers = ah(false);
+        r.camps.hostile_to_defenders = ah(true);
+    }
     Variant::new(&name, r, g, pieces)
 }

@@ -777,7 +777,7 @@ impl fmt::Display for Position {
                     write!(f, " ")?;
                 }
             }
-            writeln!(f, " {:<2}", r + 1)?;
+            writeln!(f, " {}", r + 1)?;
         }
         writeln!(f, "   {files}")?;
         match self.outcome {

@@ -111,8 +111,9 @@ impl Variant {
         name: &str,
         rules: RuleSet,
         geometry: Geometry,
-        layout: Vec<(Square, Piece)>,
+        mut layout: Vec<(Square, Piece)>,
     ) -> Result<Variant, String> {
+        layout.sort_by_key(|(s, _)| (s.rank(), s.file()));
         if rules.escape == Escape::Corners && rules.corners.kind == CornerKind::None {
             return Err("escape = \"corners\" needs corner squares (corners.kind is none)".into());
         }

@@ -1,0 +1,161 @@
+//! Invariants as property tests over positions reached by random play on every preset:
+//! generated moves equal the moves of a slow reference written from the rule text alone, the
+//! incremental hash equals a recomputed one, make/unmake restores the position exactly, and
+//! notation round-trips. Random games on every preset end without panicking.
+
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use tafl_lab::rules::notation::{parse_position, position_string};
+use tafl_lab::rules::ruleset::CornerKind;
+use tafl_lab::rules::variant::PRESETS;
+use tafl_lab::rules::{Move, Piece, Position, Square, Variant};
+
+fn presets() -> Vec<Arc<Variant>> {
+    PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n))).collect()
+}
+
+/// The squares of the camp that holds `sq` (empty if none), by flood fill over the rule list.
+fn camp_group(v: &Variant, sq: Square) -> BTreeSet<Square> {
+    let camps = &v.rules.camps.squares;
+    let mut group = BTreeSet::new();
+    if !camps.contains(&sq) {
+        return group;
+    }
+    let mut stack = vec![sq];
+    group.insert(sq);
+    while let Some(s) = stack.pop() {
+        for c in camps {
+            let adjacent = s.file().abs_diff(c.file()) + s.rank().abs_diff(c.rank()) == 1;
+            if adjacent && group.insert(*c) {
+                stack.push(*c);
+            }
+        }
+    }
+    group
+}
+
+/// Legality from the rule text: a rook move over empty squares, no farther than the speed
+/// limit, entering the throne, corners and camps only as the rules allow.
+fn reference_legal(p: &Position, from: Square, to: Square) -> bool {
+    let v = p.variant();
+    let (r, g) = (&v.rules, v.geometry);
+    let Some(piece) = p.piece_at(from) else { return false };
+    if piece.side() != p.to_move() || from == to || p.is_over() {
+        return false;
+    }
+    if from.file() != to.file() && from.rank() != to.rank() {
+        return false;
+    }
+    let dist = from.file().abs_diff(to.file()) + from.rank().abs_diff(to.rank());
+    let limit = if piece == Piece::King { r.speed.king } else { r.speed.others };
+    if limit != 0 && dist > limit {
+        return false;
+    }
+    let is_king = piece == Piece::King;
+    let own_camp = camp_group(v, from);
+    let n = g.size();
+    let (df, dr) = (to.file() as i32 - from.file() as i32, to.rank() as i32 - from.rank() as i32);
+    let (sf, sr) = (df.signum(), dr.signum());
+    for k in 1..=dist as i32 {
+        let s = Square::new((from.file() as i32 + sf * k) as u8, (from.rank() as i32 + sr * k) as u8);
+        if p.piece_at(s).is_some() {
+            return false;
+        }
+        let last = s == to;
+        let throne = r.throne.enabled && s == g.center();
+        let corner = match r.corners.kind {
+            CornerKind::None => false,
+            CornerKind::Single => g.is_corner(s),
+            CornerKind::Block => {
+                let near = |x: u8| x <= 1 || x >= n - 2;
+                near(s.file()) && near(s.rank())
+            }
+        };
+        let camp = r.camps.squares.contains(&s);
+        if camp && !own_camp.contains(&s) {
+            return false;
+        }
+        if throne && !(if last { r.throne.stop } else { r.throne.pass }).admits(is_king) {
+            return false;
+        }
+        if corner && !r.corners.stop.admits(is_king) {
+            return false;
+        }
+    }
+    true
+}
+
+fn reference_moves(p: &Position) -> BTreeSet<Move> {
+    let g = p.geometry();
+    let mut out = BTreeSet::new();
+    for from in g.squares() {
+        for to in g.squares() {
+            if reference_legal(p, from, to) {
+                out.insert(Move::new(from, to));
+            }
+        }
+    }
+    out
+}
+
+/// Checks every invariant on one position.
+fn check(p: &mut Position) {
+    let generated: BTreeSet<Move> = p.legal_moves().into_iter().collect();
+    assert_eq!(generated, reference_moves(p), "move generation differs from the reference at {p:?}\n{p}");
+    assert_eq!(p.hash(), p.compute_hash(), "incremental hash differs at {p:?}");
+    // Notation round-trips.
+    let s = position_string(p);
+    let back = parse_position(p.variant().clone(), &s, p.to_move()).expect("own position strings parse");
+    assert_eq!(back.pieces(), p.pieces());
+    for mv in &generated {
+        assert_eq!(Move::parse(&mv.to_string(), p.geometry()).unwrap(), *mv);
+    }
+    // Make/unmake restores everything.
+    let before = (position_string(p), p.to_move(), p.hash(), p.outcome(), p.ply(), p.repetitions());
+    for &mv in generated.iter().take(12) {
+        let undo = p.make(mv);
+        assert_eq!(p.hash(), p.compute_hash(), "hash after {mv} at {before:?}");
+        if p.outcome().is_some() {
+            assert!(p.legal_moves().is_empty());
+        }
+        p.unmake(mv, &undo);
+        let after = (position_string(p), p.to_move(), p.hash(), p.outcome(), p.ply(), p.repetitions());
+        assert_eq!(before, after, "unmake of {mv}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_along_random_games(preset in 0..PRESETS.len(), seed in any::<u64>(), plies in 0usize..80) {
+        let v = Arc::new(Variant::preset(PRESETS[preset].0));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let mut p = Position::start(v);
+        check(&mut p);
+        for _ in 0..plies {
+            let moves = p.legal_moves();
+            if moves.is_empty() {
+                prop_assert!(p.is_over(), "no moves but the game is not over");
+                break;
+            }
+            p.play(moves[rng.gen_range(0..moves.len())]).unwrap();
+            check(&mut p);
+        }
+    }
+}
+
+#[test]
+fn random_games_on_every_preset_end() {
+    for v in presets() {
+        for seed in 0..6u64 {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+            let game = tafl_lab::play::random_game(v.clone(), &mut rng);
+            assert!(game.moves.len() as u32 <= v.ply_cap(), "{}: game longer than the ply cap", v.name);
+            assert!(game.final_position.is_over());
+            assert_eq!(game.final_position.outcome(), Some(game.outcome));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Variant files, OpenTafl notation, and the errors bad input gets.
+
+mod common;
+use common::*;
+use std::sync::Arc;
+use tafl_lab::rules::notation::{parse_move, parse_position, parse_rules_string, position_string};
+use tafl_lab::rules::ruleset::KingStrength;
+use tafl_lab::rules::variant::PRESETS;
+use tafl_lab::rules::{Position, SetupError, Side, Variant};
+
+#[test]
+fn every_preset_loads_and_round_trips_through_toml() {
+    assert_eq!(PRESETS.len(), 14);
+    for (name, _) in PRESETS {
+        let v = Variant::preset(name);
+        assert_eq!(v.name, *name);
+        let back = Variant::from_toml_str(&v.to_toml(), "round-trip").unwrap();
+        assert_eq!(back, v, "{name}");
+        assert_eq!(back.rules_fingerprint(), v.rules_fingerprint());
+    }
+}
+
+#[test]
+fn preset_fingerprints_differ_where_rules_differ() {
+    let f = |n| Variant::preset(n).rules_fingerprint();
+    assert_eq!(f("copenhagen"), f("copenhagen-13"), "same rules, other board");
+    assert_ne!(f("copenhagen"), f("fetlar"));
+    assert_ne!(f("brandubh"), f("magpie"));
+}
+
+#[test]
+fn a_file_can_take_a_presets_rules_and_its_own_layout() {
+    let text = r#"
+name = "copenhagen-9"
+base = "copenhagen"
+layout = """
+...aaa...
+....a....
+....d....
+a...d...a
+aaddkddaa
+a...d...a
+....d....
+....a....
+...aaa...
+"""
+"#;
+    let v = Variant::from_toml_str(text, "copenhagen-9.toml").unwrap();
+    assert_eq!(v.geometry.size(), 9);
+    assert_eq!(v.rules, Variant::preset("copenhagen").rules);
+    assert_eq!(Position::start(Arc::new(v)).legal_moves().len(), Position::start(variant("tablut")).legal_moves().len());
+}
+
+#[test]
+fn a_file_can_change_one_rule_of_a_preset() {
+    let text = "base = \"copenhagen\"\n[rules]\nshieldwall = false\n[rules.throne]\nstop = \"nobody\"\n";
+    let v = Variant::from_toml_str(text, "x.toml").unwrap();
+    let mut expected = Variant::preset("copenhagen").rules;
+    expected.shieldwall = false;
+    expected.throne.stop = tafl_lab::rules::ruleset::Who::Nobody;
+    assert_eq!(v.rules, expected);
+    assert_eq!(v.geometry.size(), 11, "layout comes from the base");
+}
+
+#[test]
+fn overrides_change_single_rules() {
+    let text = PRESETS.iter().find(|(n, _)| *n == "brandubh").unwrap().1;
+    let v = Variant::from_toml_with_overrides(text, "brandubh", &["king_strength=strong".into(), "speed.king=2".into()]).unwrap();
+    assert_eq!(v.rules.king_strength, KingStrength::Strong);
+    assert_eq!(v.rules.speed.king, 2);
+    let e = Variant::from_toml_with_overrides(text, "brandubh", &["king_strenght=strong".into()]).unwrap_err();
+    assert!(e.to_string().contains("unknown rule `king_strenght`"), "{e}");
+}
+
+fn load_err(text: &str) -> String {
+    let e = Variant::from_toml_str(text, "bad.toml").unwrap_err().to_string();
+    assert!(!e.contains('\n'), "errors are one line: {e}");
+    assert!(e.starts_with("bad.toml: "), "errors name the file: {e}");
+    e
+}
+
+#[test]
+fn bad_variant_files_get_one_line_errors_naming_the_problem() {
+    let e = load_err("name = \"x\"\nlayout = \"\"\"\n...\n\"\"\"\n[rules\n");
+    assert!(e.contains("line 5"), "{e}");
+    let e = load_err("base = \"brandubh\"\ncolour = \"red\"\n");
+    assert!(e.contains("unknown key `colour`"), "{e}");
+    let e = load_err("base = \"brandubh\"\n[rules]\nsheildwall = true\n");
+    assert!(e.contains("sheildwall"), "{e}");
+    let e = load_err("base = \"brandubh\"\n[rules]\nking_strength = \"mighty\"\n");
+    assert!(e.contains("mighty"), "{e}");
+    let e = load_err("base = \"nonesuch\"\n");
+    assert!(e.contains("unknown preset `nonesuch`"), "{e}");
+    let e = load_err("[rules]\nshieldwall = true\n");
+    assert!(e.contains("missing `layout`"), "{e}");
+}
+
+fn layout_err(layout: &str) -> String {
+    load_err(&format!("base = \"brandubh\"\nlayout = \"\"\"\n{layout}\"\"\"\n"))
+}
+
+#[test]
+fn bad_layouts_are_refused() {
+    let e = layout_err("...a...\n...a..\n...d...\naadkdaa\n...d...\n...a...\n...a...\n");
+    assert!(e.contains("row 2") && e.contains("6 squares"), "{e}");
+    let e = layout_err("..a...\n..a...\n..d...\nadkdaa\n..d...\n..a...\n");
+    assert!(e.contains("board size 6"), "{e}");
+    let e = layout_err("...a...\n...a...\n...d...\naadddaa\n...d...\n...a...\n...a...\n");
+    assert!(e.contains("exactly one king, found 0"), "{e}");
+    let e = layout_err("...a...\n...a...\n...d...\naakkdaa\n...d...\n...a...\n...a...\n");
+    assert!(e.contains("found 2"), "{e}");
+    let e = layout_err("a..a...\n...a...\n...d...\naadkdaa\n...d...\n...a...\n...a...\n");
+    assert!(e.contains("a7") && e.contains("restricted"), "{e}");
+    let e = layout_err("...a...\n...a...\n...d...\naadkdax\n...d...\n...a...\n...a...\n");
+    assert!(e.contains('x'), "{e}");
+}
+
+#[test]
+fn unknown_variant_names_list_the_presets() {
+    let e = Variant::from_spec("brandub").unwrap_err().to_string();
+    assert!(e.contains("unknown variant") && e.contains("brandubh"), "{e}");
+    let e = Variant::from_spec("/no/such/file.toml").unwrap_err().to_string();
+    assert!(e.contains("cannot read"), "{e}");
+}
+
+const CPH_START: &str = "/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
+
+#[test]
+fn opentafl_rules_strings_load_as_variants() {
+    let v = parse_rules_string(&format!("dim:11 name:copenhagen sw:s efe:y tfr:dl start:{CPH_START}")).unwrap();
+    let cph = Variant::preset("copenhagen");
+    assert_eq!(v.rules, cph.rules);
+    assert_eq!(v.layout, cph.layout);
+    // OpenTafl's own Brandubh example: weak king, the throne hostile to nobody.
+    let b = Variant::from_spec("dim:7 ks:n cenhe: cenh: start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/").unwrap();
+    assert_eq!(b.rules.king_strength, KingStrength::Weak);
+    assert_eq!(b.rules.throne.hostile_to_defenders, tafl_lab::rules::ruleset::When::Never);
+    assert_eq!(Position::start(Arc::new(b)).legal_moves().len(), 40);
+    let t = Variant::from_spec(&format!("dim:11 atkf:n esc:e surf:n tfr:l start:{CPH_START}")).unwrap();
+    assert_eq!(t.rules.first, Side::Defenders);
+    assert!(!t.rules.encirclement);
+}
+
+#[test]
+fn bad_opentafl_rules_strings_are_refused_with_the_key() {
+    for (s, needle) in [
+        (format!("dim:11 ber:c start:{CPH_START}"), "ber:c"),
+        (format!("dim:11 frobnicate:y start:{CPH_START}"), "frobnicate"),
+        (format!("dim:9 start:{CPH_START}"), "dim:9"),
+        ("dim:7 start:/3t3/".to_string(), "start"),
+        (format!("dim:11 sw:w start:{CPH_START}"), "sw:w"),
+    ] {
+        let e = Variant::from_spec(&s).unwrap_err().to_string();
+        assert!(e.contains(needle), "{s}: {e}");
+    }
+}
+
+#[test]
+fn position_strings_round_trip_and_list_rank_one_first() {
+    let p = Position::start(variant("brandubh"));
+    assert_eq!(position_string(&p), "/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/");
+    let q = parse_position(variant("brandubh"), "/3t3/7/3T3/ttTKTtt/3T3/3t3/3t3/", Side::Defenders).unwrap();
+    assert_eq!(q.piece_at("d2".parse().unwrap()), None, "the second row is rank 2");
+    assert_eq!(q.to_move(), Side::Defenders);
+    assert_eq!(position_string(&q), "/3t3/7/3T3/ttTKTtt/3T3/3t3/3t3/");
+}
+
+#[test]
+fn bad_position_strings_are_refused() {
+    let v = variant("brandubh");
+    let cases = [
+        ("3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", "start and end"),
+        ("/3t3/3t3/3T3/ttTKTtt/3T3/3t3/", "board size 6"),
+        ("/3t4/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", "row 1 has 8"),
+        ("/3x3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", "`x`"),
+        ("/3t3/3t3/3T3/ttTTTtt/3T3/3t3/3t3/", "found 0"),
+        ("/3t3/3t3/3T3/ttKKTtt/3T3/3t3/3t3/", "found 2"),
+        ("t6/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", "start and end"),
+        ("/t6/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", "restricted"),
+        ("/11/11/11/11/11/11/11/11/11/11/11/", "11x11"),
+    ];
+    for (s, needle) in cases {
+        let e = parse_position(v.clone(), s, Side::Attackers).unwrap_err().to_string();
+        assert!(e.contains(needle), "{s}: {e}");
+    }
+    assert!(matches!(
+        parse_position(v, "/3t3/3t3/3T3/ttTTTtt/3T3/3t3/3t3/", Side::Attackers),
+        Err(SetupError::KingCount(0))
+    ));
+}
+
+#[test]
+fn move_records_parse_with_captures_and_info_symbols() {
+    let g = tafl_lab::rules::Geometry::new(11).unwrap();
+    let r = parse_move("d1-d3", g).unwrap();
+    assert_eq!((r.mv.to_string(), r.captures), ("d1-d3".to_string(), None));
+    let r = parse_move("g3-e3xe2/f3", g).unwrap();
+    assert_eq!(r.captures.unwrap().iter().map(|s| s.to_string()).collect::<Vec<_>>(), ["e2", "f3"]);
+    assert_eq!(parse_move("Ke5-e1-", g).unwrap().mv.to_string(), "e5-e1");
+    assert_eq!(parse_move("e3-e4++", g).unwrap().mv.to_string(), "e3-e4");
+    assert_eq!(parse_move("Ke1-a1--", g).unwrap().mv.to_string(), "e1-a1");
+    assert_eq!(parse_move("a10-k10", g).unwrap().mv.to_string(), "a10-k10");
+    for bad in ["d1-e2", "d1d3", "z1-z3", "d1-d12", "---", "d1^d3", "", "d1-d3xq9"] {
+        assert!(parse_move(bad, g).is_err(), "{bad} should be refused");
+    }
+}
+
+#[test]
+fn playing_an_illegal_move_is_an_error_not_a_panic() {
+    let mut p = Position::start(variant("brandubh"));
+    assert!(p.play(mv(&p, "d4-d7")).is_err(), "the king cannot jump");
+    assert!(p.play(mv(&p, "d5-d6")).is_err(), "not the defenders' turn");
+    assert!(p.play(mv(&p, "a4-a7")).is_err(), "corner");
+    assert_eq!(p.ply(), 0);
+}

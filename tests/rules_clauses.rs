@@ -873,3 +873,40 @@ fn the_ply_cap_adjudicates_a_draw() {
     play(&mut p, "c5-c4");
     assert_eq!(p.outcome(), draw(Reason::PlyCap));
 }
+
+// ----- Alea Evangelii and throne-less variants ----------------------------------------------
+
+#[test]
+fn alea_evangelii_corner_blocks_admit_only_the_king_who_escapes_there() {
+    let v = variant("alea-evangelii");
+    let p = sparse(&v, &[("c2", 'k'), ("c1", 'a'), ("h10", 'a'), ("r18", 'd')], Side::Attackers);
+    assert!(!legal(&p, "c1-b1"), "b1 belongs to the a1 corner block");
+    assert!(!legal(&p, "c1-a1"));
+    assert!(!legal(&p, "h10-j10"), "nobody stops on the throne");
+    assert!(legal(&p, "h10-k10"), "everybody passes it");
+    let mut p = p;
+    play(&mut p, "h10-h11");
+    assert!(!legal(&p, "r18-s18"), "a defender may not enter a corner block");
+    play(&mut p, "c2-b2");
+    assert_eq!(p.outcome(), win(Side::Defenders, Reason::CornerEscape));
+}
+
+#[test]
+fn without_a_throne_the_centre_is_an_ordinary_square_tawlbwrdd() {
+    let v = variant("tawlbwrdd");
+    let mut p = board(&v, "
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . k . . . . .
+        . . . . . . . . . . .
+        . a . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . d . . . . . . .
+        . . . . . . . . . . .", Side::Attackers);
+    assert!(legal(&p, "b6-f6"), "an attacker may stop on the centre");
+    play(&mut p, "b6-e6");
+    assert_eq!(play(&mut p, "d2-d6"), Vec::<String>::new(), "the empty centre f6 is not hostile");
+}

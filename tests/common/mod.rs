@@ -61,3 +61,19 @@ pub fn win(side: Side, reason: Reason) -> Option<Outcome> {
 pub fn draw(reason: Reason) -> Option<Outcome> {
     Some(Outcome::draw(reason))
 }
+
+/// A position on an otherwise empty board, for boards too large to draw (19x19).
+pub fn sparse(v: &Arc<Variant>, pieces: &[(&str, char)], to_move: Side) -> Position {
+    let pieces = pieces
+        .iter()
+        .map(|(sq, c)| {
+            let p = match c {
+                'a' => tafl_lab::rules::Piece::Attacker,
+                'd' => tafl_lab::rules::Piece::Defender,
+                _ => tafl_lab::rules::Piece::King,
+            };
+            (v.geometry.parse_square(sq).expect("test square"), p)
+        })
+        .collect();
+    Position::from_setup(v.clone(), &Setup { size: v.geometry.size(), pieces, to_move }).expect("test board is legal")
+}

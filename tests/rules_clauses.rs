@@ -879,14 +879,14 @@ fn the_ply_cap_adjudicates_a_draw() {
 #[test]
 fn alea_evangelii_corner_blocks_admit_only_the_king_who_escapes_there() {
     let v = variant("alea-evangelii");
-    let p = sparse(&v, &[("c2", 'k'), ("c1", 'a'), ("h10", 'a'), ("r18", 'd')], Side::Attackers);
+    let p = sparse(&v, &[("c2", 'k'), ("c1", 'a'), ("h10", 'a'), ("q18", 'd')], Side::Attackers);
     assert!(!legal(&p, "c1-b1"), "b1 belongs to the a1 corner block");
     assert!(!legal(&p, "c1-a1"));
     assert!(!legal(&p, "h10-j10"), "nobody stops on the throne");
     assert!(legal(&p, "h10-k10"), "everybody passes it");
     let mut p = p;
     play(&mut p, "h10-h11");
-    assert!(!legal(&p, "r18-s18"), "a defender may not enter a corner block");
+    assert!(!legal(&p, "q18-r18"), "a defender may not enter a corner block");
     play(&mut p, "c2-b2");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::CornerEscape));
 }

@@ -220,6 +220,11 @@ impl Geometry {
         let m = self.size - 1;
         (sq.file() == 0 || sq.file() == m) && (sq.rank() == 0 || sq.rank() == m)
     }
+    /// Whether `sq` lies in one of the four 2x2 blocks at the corners (Alea Evangelii's corners).
+    pub const fn in_corner_block(self, sq: Square) -> bool {
+        let m = self.size - 1;
+        (sq.file() <= 1 || sq.file() >= m - 1) && (sq.rank() <= 1 || sq.rank() >= m - 1)
+    }
     /// All squares, rank 1 first, file a first within a rank.
     pub fn squares(self) -> impl Iterator<Item = Square> {
         let n = self.size;

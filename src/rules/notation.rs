@@ -278,27 +278,24 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
                 }
             }
             "cor" => {
-                let mut list: Vec<Square> = Vec::new();
                 if v == "default" {
                     continue;
                 }
+                let mut list = Vec::new();
                 for part in v.split(',').filter(|p| !p.is_empty()) {
                     list.push(g.parse_square(part).map_err(|e| format!("cor: {e}"))?);
                 }
-                let corners: Vec<Square> = g.squares().filter(|&s| g.is_corner(s)).collect();
-                let n = size - 1;
-                let near = |x: u8| x <= 1 || x >= n - 1;
-                let block: Vec<Square> = g.squares().filter(|s| near(s.file()) && near(s.rank())).collect();
                 list.sort();
-                let mut c2 = corners.clone();
-                c2.sort();
-                let mut b2 = block.clone();
-                b2.sort();
+                let of = |pred: &dyn Fn(Square) -> bool| -> Vec<Square> {
+                    let mut s: Vec<Square> = g.squares().filter(|&s| pred(s)).collect();
+                    s.sort();
+                    s
+                };
                 r.corners.kind = if list.is_empty() {
                     CornerKind::None
-                } else if list == c2 {
+                } else if list == of(&|s| g.is_corner(s)) {
                     CornerKind::Single
-                } else if list == b2 {
+                } else if list == of(&|s| g.in_corner_block(s)) {
                     CornerKind::Block
                 } else {
                     return Err(format!("cor:{v} (supported: the 4 corners or 2x2 corner blocks)"));

@@ -292,21 +292,31 @@ impl Position {
         if self.outcome.is_some() {
             return;
         }
-        let mask = side_mask(self.to_move);
+        self.for_each_piece(side_mask(self.to_move), |i, c| {
+            let from = Square::from_index(i);
+            self.piece_moves(i, c, |q| {
+                out.push(Move::new(from, Square::from_index(q)));
+                false
+            });
+            false
+        });
+    }
+
+    /// Calls `f(cell, code)` for each piece in `mask`, rank 1 first; stops when `f` returns
+    /// true and returns whether it stopped.
+    #[inline(always)]
+    fn for_each_piece(&self, mask: u8, mut f: impl FnMut(usize, u8) -> bool) -> bool {
         let n = self.geometry().size() as usize;
         for r in 0..n {
             let row = (r + 1) * STRIDE + 1;
             for i in row..row + n {
                 let c = self.cells[i];
-                if c & mask != 0 {
-                    let from = Square::from_index(i);
-                    self.piece_moves(i, c, |q| {
-                        out.push(Move::new(from, Square::from_index(q)));
-                        false
-                    });
+                if c & mask != 0 && f(i, c) {
+                    return true;
                 }
             }
         }
+        false
     }
 
     /// The legal moves, sorted by origin then destination (a1 < a2 < ... < b1).
@@ -319,18 +329,7 @@ impl Position {
 
     /// Whether `side` has at least one move (ignoring whether the game is over).
     pub fn has_legal_move(&self, side: Side) -> bool {
-        let mask = side_mask(side);
-        let n = self.geometry().size() as usize;
-        for r in 0..n {
-            let row = (r + 1) * STRIDE + 1;
-            for i in row..row + n {
-                let c = self.cells[i];
-                if c & mask != 0 && self.piece_moves(i, c, |_| true) {
-                    return true;
-                }
-            }
-        }
-        false
+        self.for_each_piece(side_mask(side), |i, c| self.piece_moves(i, c, |_| true))
     }
 
     /// Whether `mv` is legal here.

@@ -360,11 +360,6 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
         ply_cap: rules.effective_ply_cap(g),
         rules_key: rules.fingerprint(),
     };
-    let n = g.size();
-    let is_block_corner = |sq: Square| {
-        let near = |x: u8| x <= 1 || x >= n - 2;
-        near(sq.file()) && near(sq.rank())
-    };
     for sq in g.squares() {
         let i = sq.index();
         let mut f = ON_BOARD;
@@ -374,7 +369,7 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
         let corner = match rules.corners.kind {
             CornerKind::None => false,
             CornerKind::Single => g.is_corner(sq),
-            CornerKind::Block => is_block_corner(sq),
+            CornerKind::Block => g.in_corner_block(sq),
         };
         t.stop[i] = 7;
         t.pass[i] = 7;

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use std::sync::Arc;
-use tafl_lab::rules::notation::{parse_move, parse_position, parse_rules_string, position_string};
+use tafl_lab::rules::notation::{parse_move, parse_position, parse_rules_string, position_string, rules_string};
 use tafl_lab::rules::ruleset::KingStrength;
 use tafl_lab::rules::variant::PRESETS;
 use tafl_lab::rules::{Position, SetupError, Side, Variant};
@@ -212,4 +212,25 @@ fn playing_an_illegal_move_is_an_error_not_a_panic() {
     assert!(p.play(mv(&p, "d5-d6")).is_err(), "not the defenders' turn");
     assert!(p.play(mv(&p, "a4-a7")).is_err(), "corner");
     assert_eq!(p.ply(), 0);
+}
+
+#[test]
+fn every_preset_round_trips_through_an_opentafl_rules_string() {
+    for (name, _) in PRESETS {
+        let v = Variant::preset(name);
+        let s = rules_string(&v).unwrap();
+        let back = parse_rules_string(&s).unwrap_or_else(|e| panic!("{name}: {e}\n{s}"));
+        assert_eq!(back.rules, v.rules, "{name}: {s}");
+        assert_eq!(back.layout, v.layout, "{name}");
+        assert_eq!(back.name, *name);
+    }
+}
+
+#[test]
+fn rules_opentafl_cannot_express_are_refused_when_writing() {
+    let v = Variant::preset("brandubh");
+    let mut r = v.rules.clone();
+    r.king_armed = tafl_lab::rules::ruleset::KingArmed::Hammer;
+    let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err();
+    assert!(e.contains("king_armed"), "{e}");
 }

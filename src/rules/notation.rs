@@ -8,7 +8,7 @@
 //! OpenTafl rules strings (`dim:11 atkf:n sw:s efe:y start:/...`) load as variants. OpenTafl
 //! cannot say everything a `RuleSet` says, so tafl-lab reads four extension keys: `tfr:dl`
 //! (defenders lose on repetition), `ke:y` (the edge counts against a strong king), `nm:d`
-//! (no legal move is a draw), `kspd:N` / `spd:N` (speed limits of the king / other pieces).
+//! (no legal move is a draw), `kspd:N` / `spd:N` (speed limits of the king / other pieces), `cap:N` (the ply cap).
 
 use super::error::SetupError;
 use super::geometry::{Geometry, Square};
@@ -21,14 +21,19 @@ use std::sync::Arc;
 
 /// Writes a position string (rank 1 first).
 pub fn position_string(pos: &Position) -> String {
-    let g = pos.geometry();
+    pieces_string(pos.geometry(), &pos.pieces())
+}
+
+/// Writes the position string of a set of pieces on a board.
+pub fn pieces_string(g: Geometry, pieces: &[(Square, Piece)]) -> String {
     let mut out = String::from("/");
     for r in 0..g.size() {
         let mut empty = 0;
         for f in 0..g.size() {
-            match pos.piece_at(Square::new(f, r)) {
+            let sq = Square::new(f, r);
+            match pieces.iter().find(|(s, _)| *s == sq) {
                 None => empty += 1,
-                Some(p) => {
+                Some((_, p)) => {
                     if empty > 0 {
                         out.push_str(&empty.to_string());
                         empty = 0;
@@ -254,6 +259,7 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
                     _ => return Err(format!("nm:{v} (expected l or d)")),
                 }
             }
+            "cap" => r.ply_cap = v.parse().map_err(|_| format!("cap:{v} is not a number"))?,
             "kspd" => r.speed.king = v.parse().map_err(|_| format!("kspd:{v} is not a number"))?,
             "spd" => r.speed.others = v.parse().map_err(|_| format!("spd:{v} is not a number"))?,
             "kj" if v == "n" => {}
@@ -332,4 +338,114 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
         r.camps.hostile_to_defenders = ah(true);
     }
     Variant::new(&name, r, g, pieces)
+}
+
+fn who_letters(w: Who) -> &'static str {
+    match w {
+        Who::Nobody => "",
+        Who::King => "K",
+        Who::All => "tcnkTCNK",
+    }
+}
+
+fn yn(b: bool) -> &'static str {
+    if b {
+        "y"
+    } else {
+        "n"
+    }
+}
+
+/// Writes a variant as an OpenTafl rules string (with tafl-lab's extension keys where OpenTafl
+/// has none), such that [`parse_rules_string`] reads back the same rules and layout.
+///
+/// # Errors
+/// Rules OpenTafl notation cannot express: a king armed only as hammer or only as anvil,
+/// corners hostile only when empty, camps hostile even when occupied.
+pub fn rules_string(v: &Variant) -> Result<String, String> {
+    let r = &v.rules;
+    let g = v.geometry;
+    let mut parts = vec![format!("dim:{}", g.size())];
+    if !v.name.is_empty() && !v.name.contains(char::is_whitespace) {
+        parts.push(format!("name:{}", v.name));
+    }
+    parts.push(format!("esc:{}", if r.escape == Escape::Corners { "c" } else { "e" }));
+    parts.push(format!("surf:{}", yn(r.encirclement)));
+    parts.push(format!("atkf:{}", yn(r.first == Side::Attackers)));
+    let tfr = match r.repetition {
+        Repetition::None => "i",
+        Repetition::Draw => "d",
+        Repetition::MoverLoses => "l",
+        Repetition::DefendersLose => "dl",
+    };
+    parts.push(format!("tfr:{tfr}"));
+    let ka = match r.king_armed {
+        KingArmed::Yes => "y",
+        KingArmed::No => "n",
+        other => return Err(format!("king_armed = {other:?} has no OpenTafl notation")),
+    };
+    parts.push(format!("ka:{ka}"));
+    parts.push(format!("ks:{}", yn(r.king_strength == KingStrength::Strong)));
+    parts.push(format!("ke:{}", yn(r.king_on_edge == KingOnEdge::EdgeCounts)));
+    parts.push(format!("nm:{}", if r.no_moves == NoMoves::Loses { "l" } else { "d" }));
+    if r.speed.king != 0 {
+        parts.push(format!("kspd:{}", r.speed.king));
+    }
+    if r.speed.others != 0 {
+        parts.push(format!("spd:{}", r.speed.others));
+    }
+    if r.ply_cap != 0 {
+        parts.push(format!("cap:{}", r.ply_cap));
+    }
+    parts.push(format!("sw:{}", if r.shieldwall { "s" } else { "n" }));
+    parts.push(format!("efe:{}", yn(r.exit_fort)));
+    let t = &r.throne;
+    if !t.enabled {
+        parts.push("cen:".into());
+    }
+    let letters = |when_att: bool, when_def: bool| {
+        format!("{}{}", if when_att { "tcnk" } else { "" }, if when_def { "TCNK" } else { "" })
+    };
+    parts.push(format!(
+        "cenh:{}",
+        letters(t.hostile_to_attackers == When::Always, t.hostile_to_defenders == When::Always)
+    ));
+    parts.push(format!(
+        "cenhe:{}",
+        letters(t.hostile_to_attackers != When::Never, t.hostile_to_defenders != When::Never)
+    ));
+    parts.push(format!("cenp:{}", who_letters(t.pass)));
+    parts.push(format!("cens:{}", who_letters(t.stop)));
+    let c = &r.corners;
+    match c.kind {
+        CornerKind::None => parts.push("cor:".into()),
+        CornerKind::Single => {}
+        CornerKind::Block => {
+            let list: Vec<String> = g.squares().filter(|&s| g.in_corner_block(s)).map(|s| s.to_string()).collect();
+            parts.push(format!("cor:{}", list.join(",")));
+        }
+    }
+    if c.hostile_to_attackers == When::WhenEmpty || c.hostile_to_defenders == When::WhenEmpty {
+        return Err("corners hostile only when empty have no OpenTafl notation".into());
+    }
+    parts.push(format!(
+        "corh:{}",
+        letters(c.hostile_to_attackers == When::Always, c.hostile_to_defenders == When::Always)
+    ));
+    parts.push(format!("cors:{}", who_letters(c.stop)));
+    parts.push(format!("corp:{}", who_letters(c.stop)));
+    let k = &r.camps;
+    if !k.squares.is_empty() {
+        if k.hostile_to_attackers == When::Always || k.hostile_to_defenders == When::Always {
+            return Err("camps hostile while occupied have no OpenTafl notation".into());
+        }
+        let list: Vec<String> = k.squares.iter().map(|s| s.to_string()).collect();
+        parts.push(format!("afor:{}", list.join(",")));
+        parts.push(format!(
+            "aforh:{}",
+            letters(k.hostile_to_attackers == When::WhenEmpty, k.hostile_to_defenders == When::WhenEmpty)
+        ));
+    }
+    parts.push(format!("start:{}", pieces_string(g, &v.layout)));
+    Ok(parts.join(" "))
 }

@@ -17,7 +17,7 @@ use super::geometry::{Direction, Geometry, Square, CELLS, STRIDE};
 use super::ruleset::{KingOnEdge, KingStrength, NoMoves, Repetition};
 use super::setup::{check_pieces, Setup};
 use super::types::{Move, Outcome, Piece, Reason, Side};
-use super::variant::{piece_code, Tables, Variant, CORNER, EDGE, ESCAPE, ON_BOARD, RESTRICTED};
+use super::variant::{piece_code, Tables, Variant, CORNER, EDGE, ESCAPE, RESTRICTED};
 use super::zobrist;
 use std::fmt;
 use std::sync::Arc;
@@ -792,4 +792,3 @@ impl fmt::Debug for Position {
     }
 }
 
-const _: () = assert!(ON_BOARD != 0);

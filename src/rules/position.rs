@@ -697,12 +697,11 @@ impl Position {
         }
         let mut safe = Visited::new();
         let mut members: Vec<usize> = Vec::with_capacity(self.counts[1] as usize);
-        for sq in self.geometry().squares() {
-            if self.cells[sq.index()] == DEF {
-                safe.insert(sq.index());
-                members.push(sq.index());
-            }
-        }
+        self.for_each_piece(DEF, |i, _| {
+            safe.insert(i);
+            members.push(i);
+            false
+        });
         loop {
             let before = members.len();
             members.retain(|&w| {

@@ -4,6 +4,8 @@
 //! - [`rules`]: exact rules of every variant, as data; move generation, captures, game ends,
 //!   notation, perft.
 //! - [`play`]: simple agents and whole games on top of the rules (random play, playouts).
+//! - [`search`]: MCTS (PUCT, Gumbel, solver, leaf batching) behind an `Evaluator` trait; no tch.
 
 pub mod play;
 pub mod rules;
+pub mod search;

@@ -1,0 +1,736 @@
+//! Monte Carlo tree search over one game: PUCT selection with first-play urgency, Dirichlet
+//! noise at the root, a Gumbel root with sequential halving for small budgets, virtual-loss
+//! leaf batching, tree reuse, and an exact solver for won and lost positions.
+//!
+//! The search never calls an evaluator itself. It is a state machine:
+//! [`Search::gather`] selects leaves (with virtual loss, so several leaves of one tree differ),
+//! the caller evaluates [`Search::requests`] together with the leaves of other games, and
+//! [`Search::apply`] expands and backs them up. [`Search::run`] is that loop for one game;
+//! [`super::lockstep`] steps many games so one evaluator call serves all of them.
+//!
+//! The solver: when a node is expanded every child move is made once to see whether it ends
+//! the game. A move that wins proves its parent won; a node whose children are all proven
+//! is proven too, and proofs propagate up the tree. Selection never enters a proven node (it
+//! backs up the exact value instead) and never picks a child proven lost for the mover, so
+//! a king one move from escape always escapes, and an escape threat is blocked when it can be.
+
+use super::evaluator::{EvalRequest, Evaluation, Evaluator};
+use super::tree::{Node, NodeId, Proof, Tree};
+use crate::rules::{Move, MoveError, Position, Side, Square};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Gamma};
+use std::collections::VecDeque;
+
+/// Dirichlet noise mixed into the root priors (self-play exploration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Noise {
+    /// Alpha times the number of legal moves (alpha is scaled to the move count, as KataGo
+    /// does: 10.8 ≈ 0.03 x 361 of AlphaZero's Go setting).
+    pub alpha_total: f32,
+    /// Weight of the noise in the mixed priors.
+    pub fraction: f32,
+}
+
+impl Default for Noise {
+    fn default() -> Self {
+        Noise { alpha_total: 10.8, fraction: 0.25 }
+    }
+}
+
+/// How the root chooses where simulations go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RootPolicy {
+    /// PUCT everywhere (AlphaZero).
+    Puct,
+    /// Gumbel-top-k sampling of `k` root moves and sequential halving among them (Danihelka
+    /// et al. 2022); PUCT below the root. `gumbel_scale` 0 turns the sampling off.
+    Gumbel { k: usize, c_visit: f32, c_scale: f32, gumbel_scale: f32 },
+}
+
+impl RootPolicy {
+    /// Gumbel root with the paper's constants.
+    pub fn gumbel(k: usize) -> RootPolicy {
+        RootPolicy::Gumbel { k, c_visit: 50.0, c_scale: 0.1, gumbel_scale: 1.0 }
+    }
+}
+
+/// Search parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Simulations per move (new ones; visits kept from tree reuse come on top).
+    pub simulations: u32,
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this
+    /// times the square root of the prior mass already visited (Leela Zero's rule).
+    pub fpu_reduction: f32,
+    /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart).
+    pub batch: usize,
+    pub noise: Option<Noise>,
+    pub root: RootPolicy,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig { simulations: 200, c_puct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct }
+    }
+}
+
+/// What a finished search knows about one root move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoveStat {
+    pub mv: Move,
+    pub visits: u32,
+    pub prior: f32,
+    /// Mean value for the side to move at the root, if visited or proven.
+    pub q: Option<f32>,
+    /// Proven result for the side to move at the root, if any.
+    pub proof: Proof,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    pub best: Option<Move>,
+    /// Value for the side to move at the root, -1..1.
+    pub value: f32,
+    pub proof: Proof,
+    /// Every root move, most visited first.
+    pub moves: Vec<MoveStat>,
+    /// Principal variation: the best move, then the most visited reply, and so on.
+    pub pv: Vec<Move>,
+    /// Policy training target over the legal moves (visit counts for PUCT, the improved
+    /// policy for Gumbel).
+    pub policy: Vec<(Move, f32)>,
+    pub simulations: u32,
+}
+
+/// A leaf waiting for its evaluation.
+struct Leaf {
+    path: Vec<NodeId>,
+    position: Position,
+    moves: Vec<Move>,
+}
+
+struct GumbelState {
+    /// Gumbel noise plus log prior, per root child.
+    base: Vec<f32>,
+    /// Root child offsets still in the running, best first after each halving.
+    considered: Vec<usize>,
+    rounds: u32,
+    rounds_started: u32,
+    queue: VecDeque<usize>,
+    /// Sequential halving is over (one candidate left, or the budget spent).
+    finished: bool,
+}
+
+enum Descent {
+    Leaf(Leaf),
+    /// Reached a proven node; its exact value was backed up.
+    Proven,
+    /// Reached a leaf already waiting for an evaluation.
+    Collision,
+}
+
+/// MCTS over one game. See the module documentation for the protocol.
+pub struct Search {
+    cfg: SearchConfig,
+    tree: Tree,
+    root_pos: Position,
+    leaves: Vec<Leaf>,
+    done: u32,
+    gumbel: Option<GumbelState>,
+    /// Whether this search's root setup (noise or Gumbel sampling) has happened.
+    root_ready: bool,
+    rng: SmallRng,
+}
+
+const NO_MOVE: Move = Move::new(Square::new(0, 0), Square::new(0, 0));
+
+fn proof_of(winner: Option<Side>, to_move: Side) -> Proof {
+    match winner {
+        None => Proof::Draw,
+        Some(w) if w == to_move => Proof::Win,
+        Some(_) => Proof::Loss,
+    }
+}
+
+impl Search {
+    /// A search rooted at `pos`.
+    pub fn new(pos: Position, cfg: SearchConfig, seed: u64) -> Search {
+        let mut tree = Tree::new(NO_MOVE);
+        if let Some(o) = pos.outcome() {
+            tree.nodes[0].expanded = true;
+            tree.nodes[0].proof = proof_of(o.winner, pos.to_move());
+        }
+        let mut s = Search {
+            cfg,
+            tree,
+            root_pos: pos,
+            leaves: Vec::new(),
+            done: 0,
+            gumbel: None,
+            root_ready: false,
+            rng: SmallRng::seed_from_u64(seed),
+        };
+        s.start();
+        s
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.cfg
+    }
+
+    pub fn set_config(&mut self, cfg: SearchConfig) {
+        self.cfg = cfg;
+    }
+
+    /// The root position.
+    pub fn position(&self) -> &Position {
+        &self.root_pos
+    }
+
+    /// Starts a new decision at the current root: resets the simulation count and prepares
+    /// the root (noise, Gumbel sampling) once it is expanded.
+    pub fn start(&mut self) {
+        self.done = 0;
+        self.gumbel = None;
+        self.root_ready = false;
+        self.leaves.clear();
+        if self.tree.root().expanded {
+            self.prepare_root();
+        }
+    }
+
+    /// Whether this decision needs no more evaluations.
+    pub fn is_finished(&self) -> bool {
+        if !self.leaves.is_empty() {
+            return false;
+        }
+        let root = self.tree.root();
+        if root.proof != Proof::Unknown || self.done >= self.cfg.simulations {
+            return true;
+        }
+        match &self.gumbel {
+            Some(g) => g.queue.is_empty() && g.finished,
+            None => false,
+        }
+    }
+
+    /// Selects up to `max` more leaves to evaluate; returns how many were added. Fewer come
+    /// back when the budget is spent, when a leaf is already waiting, or when a Gumbel round
+    /// needs its results before the next can start.
+    pub fn gather(&mut self, max: usize) -> usize {
+        let mut added = 0;
+        while added < max {
+            let root = self.tree.root();
+            if root.proof != Proof::Unknown || self.done + self.leaves.len() as u32 >= self.cfg.simulations {
+                break;
+            }
+            if !root.expanded {
+                if self.leaves.is_empty() {
+                    let leaf = self.leaf(vec![0], self.root_pos.clone());
+                    self.push_leaf(leaf);
+                    added += 1;
+                }
+                break;
+            }
+            let forced = if self.gumbel.is_some() {
+                match self.next_forced() {
+                    Some(a) => Some(a),
+                    None => break,
+                }
+            } else {
+                None
+            };
+            match self.descend(forced) {
+                Descent::Leaf(leaf) => {
+                    self.push_leaf(leaf);
+                    added += 1;
+                }
+                Descent::Proven => self.done += 1,
+                Descent::Collision => {
+                    if let (Some(a), Some(g)) = (forced, self.gumbel.as_mut()) {
+                        g.queue.push_front(a);
+                    }
+                    break;
+                }
+            }
+        }
+        added
+    }
+
+    /// The leaves waiting for evaluation, in the order [`Search::apply`] expects results.
+    pub fn requests(&self) -> impl Iterator<Item = EvalRequest<'_>> {
+        self.leaves.iter().map(|l| EvalRequest { position: &l.position, moves: &l.moves })
+    }
+
+    /// Number of leaves waiting.
+    pub fn pending(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Expands and backs up every waiting leaf with its evaluation.
+    ///
+    /// # Panics
+    /// If `evals` does not hold one evaluation per waiting leaf.
+    pub fn apply(&mut self, evals: &[Evaluation]) {
+        assert_eq!(evals.len(), self.leaves.len(), "one evaluation per leaf");
+        let leaves = std::mem::take(&mut self.leaves);
+        for (mut leaf, eval) in leaves.into_iter().zip(evals) {
+            let id = *leaf.path.last().expect("paths start at the root");
+            if !self.tree.nodes[id as usize].expanded {
+                self.expand(id, &mut leaf.position, &leaf.moves, &eval.priors);
+            }
+            let node = &self.tree.nodes[id as usize];
+            let value = node.proof.value().unwrap_or_else(|| eval.value());
+            self.backup(&leaf.path, value, true);
+            self.update_proofs(&leaf.path);
+            self.done += 1;
+        }
+        if !self.root_ready && self.tree.root().expanded {
+            self.prepare_root();
+        }
+    }
+
+    /// Runs a whole decision with `evaluator`.
+    pub fn run(&mut self, evaluator: &mut dyn Evaluator) -> SearchResult {
+        while !self.is_finished() {
+            if self.gather(self.cfg.batch.max(1)) == 0 && self.leaves.is_empty() {
+                continue;
+            }
+            let evals = {
+                let reqs: Vec<_> = self.requests().collect();
+                evaluator.evaluate(&reqs)
+            };
+            self.apply(&evals);
+        }
+        self.result()
+    }
+
+    /// Moves the root along `mv`, keeping the subtree below it.
+    ///
+    /// # Errors
+    /// An illegal move, or a move after the end of the game.
+    pub fn advance(&mut self, mv: Move) -> Result<(), MoveError> {
+        self.root_pos.play(mv)?;
+        let root = self.tree.root();
+        let child = root.children().find(|&c| self.tree.nodes[c].mv == mv);
+        self.tree = match child {
+            Some(c) => self.tree.subtree(c as NodeId),
+            None => Tree::new(mv),
+        };
+        if let Some(o) = self.root_pos.outcome() {
+            self.tree.nodes[0].expanded = true;
+            self.tree.nodes[0].num_children = 0;
+            self.tree.nodes[0].proof = proof_of(o.winner, self.root_pos.to_move());
+        }
+        self.start();
+        Ok(())
+    }
+
+    /// Moves the root to `pos` if it is the root or a position one or two plies below it
+    /// that the tree already holds; otherwise starts a fresh tree there. Returns whether the
+    /// tree was kept.
+    pub fn reroot(&mut self, pos: &Position) -> bool {
+        let same = |a: &Position, b: &Position| a.hash() == b.hash() && a.ply() == b.ply();
+        if same(&self.root_pos, pos) {
+            self.start();
+            return true;
+        }
+        let root = self.tree.root().clone();
+        for c in root.children() {
+            let mv = self.tree.nodes[c].mv;
+            let mut p = self.root_pos.clone();
+            p.make(mv);
+            if same(&p, pos) {
+                self.advance(mv).expect("tree moves are legal");
+                return true;
+            }
+        }
+        *self = Search::new(pos.clone(), self.cfg.clone(), self.rng.gen());
+        false
+    }
+
+    /// The result of the search so far.
+    pub fn result(&self) -> SearchResult {
+        let root = self.tree.root();
+        let nodes = &self.tree.nodes;
+        let mut moves: Vec<MoveStat> = root
+            .children()
+            .map(|c| {
+                let n = &nodes[c];
+                let proof = match n.proof {
+                    Proof::Win => Proof::Loss,
+                    Proof::Loss => Proof::Win,
+                    p => p,
+                };
+                MoveStat { mv: n.mv, visits: n.visits, prior: n.prior, q: n.q(), proof }
+            })
+            .collect();
+        let best = self.best_child().map(|c| nodes[c].mv);
+        let policy = self.policy_target();
+        moves.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        let value = match root.proof.value() {
+            Some(v) => v,
+            None if root.visits > 0 => -root.value_sum / root.visits as f32,
+            None => 0.0,
+        };
+        let mut pv = Vec::new();
+        if let Some(b) = self.best_child() {
+            pv.push(nodes[b].mv);
+            let mut id = b;
+            while let Some(c) = nodes[id].children().max_by_key(|&c| (nodes[c].proof == Proof::Loss, nodes[c].visits)) {
+                if nodes[c].visits == 0 && nodes[c].proof == Proof::Unknown {
+                    break;
+                }
+                pv.push(nodes[c].mv);
+                id = c;
+            }
+        }
+        SearchResult { best, value, proof: root.proof, moves, pv, policy, simulations: self.done }
+    }
+
+    /// The move to play: the best move at temperature 0, otherwise a move drawn with
+    /// probability proportional to visits^(1/temperature) among moves not proven lost.
+    /// Gumbel searches always play their sequential-halving winner (its sampling already
+    /// explores). Proven wins are always played.
+    pub fn choose(&mut self, temperature: f32) -> Option<Move> {
+        let best = self.best_child()?;
+        let nodes = &self.tree.nodes;
+        if temperature <= 0.0 || self.gumbel.is_some() || self.tree.root().proof != Proof::Unknown {
+            return Some(nodes[best].mv);
+        }
+        let candidates: Vec<usize> =
+            self.tree.root().children().filter(|&c| nodes[c].proof != Proof::Win && nodes[c].visits > 0).collect();
+        let weights: Vec<f64> =
+            candidates.iter().map(|&c| (nodes[c].visits as f64).powf(1.0 / temperature as f64)).collect();
+        let total: f64 = weights.iter().sum();
+        if candidates.is_empty() || total <= 0.0 {
+            return Some(nodes[best].mv);
+        }
+        let mut r = self.rng.gen::<f64>() * total;
+        for (c, w) in candidates.iter().zip(&weights) {
+            r -= w;
+            if r <= 0.0 {
+                return Some(nodes[*c].mv);
+            }
+        }
+        Some(nodes[*candidates.last().expect("not empty")].mv)
+    }
+
+    // ----- internals ------------------------------------------------------------------
+
+    fn leaf(&self, path: Vec<NodeId>, position: Position) -> Leaf {
+        let mut moves = Vec::with_capacity(64);
+        position.generate_moves(&mut moves);
+        Leaf { path, position, moves }
+    }
+
+    fn push_leaf(&mut self, leaf: Leaf) {
+        for &id in &leaf.path {
+            self.tree.nodes[id as usize].in_flight += 1;
+        }
+        self.leaves.push(leaf);
+    }
+
+    /// Walks from the root to a leaf, forcing root child `forced` if given.
+    fn descend(&mut self, forced: Option<usize>) -> Descent {
+        let mut pos = self.root_pos.clone();
+        let mut path = vec![0 as NodeId];
+        let mut id: NodeId = 0;
+        loop {
+            let node = &self.tree.nodes[id as usize];
+            if let Some(v) = node.proof.value() {
+                self.backup(&path, v, false);
+                return Descent::Proven;
+            }
+            if !node.expanded {
+                if node.in_flight > 0 {
+                    return Descent::Collision;
+                }
+                return Descent::Leaf(self.leaf(path, pos));
+            }
+            let child = match forced {
+                Some(a) if id == 0 => node.first_child + a as NodeId,
+                _ => self.select(id),
+            };
+            pos.make(self.tree.nodes[child as usize].mv);
+            path.push(child);
+            id = child;
+        }
+    }
+
+    /// PUCT with first-play urgency and virtual loss; children proven won for the opponent
+    /// are never chosen while another exists.
+    fn select(&self, id: NodeId) -> NodeId {
+        let nodes = &self.tree.nodes;
+        let parent = &nodes[id as usize];
+        let n_parent = (parent.visits + parent.in_flight).max(1) as f32;
+        let sqrt_n = n_parent.sqrt();
+        let parent_value = if parent.visits > 0 { -parent.value_sum / parent.visits as f32 } else { 0.0 };
+        let visited_mass: f32 =
+            parent.children().filter(|&c| nodes[c].visits + nodes[c].in_flight > 0).map(|c| nodes[c].prior).sum();
+        let fpu = parent_value - self.cfg.fpu_reduction * visited_mass.sqrt();
+        let mut best = parent.first_child;
+        let mut best_score = f32::NEG_INFINITY;
+        for c in parent.children() {
+            let ch = &nodes[c];
+            if ch.proof == Proof::Win {
+                continue;
+            }
+            let n = ch.visits + ch.in_flight;
+            let q = match ch.proof.value() {
+                Some(v) => -v,
+                None if n > 0 => (ch.value_sum - ch.in_flight as f32) / n as f32,
+                None => fpu,
+            };
+            let score = q + self.cfg.c_puct * ch.prior * sqrt_n / (1 + n) as f32;
+            if score > best_score {
+                best_score = score;
+                best = c as NodeId;
+            }
+        }
+        best
+    }
+
+    /// Creates the children of `id` with their priors and checks which moves end the game.
+    fn expand(&mut self, id: NodeId, pos: &mut Position, moves: &[Move], priors: &[f32]) {
+        debug_assert_eq!(moves.len(), priors.len());
+        let to_move = pos.to_move();
+        let children: Vec<Node> = moves
+            .iter()
+            .zip(priors)
+            .map(|(&mv, &p)| {
+                let mut child = Node::new(mv, p);
+                let undo = pos.make(mv);
+                if let Some(o) = pos.outcome() {
+                    child.expanded = true;
+                    child.proof = proof_of(o.winner, to_move.opponent());
+                }
+                pos.unmake(mv, &undo);
+                child
+            })
+            .collect();
+        if children.is_empty() {
+            // The rules end a game when the side to move has no move; be safe anyway.
+            let node = &mut self.tree.nodes[id as usize];
+            node.expanded = true;
+            node.proof = Proof::Loss;
+            return;
+        }
+        self.tree.add_children(id, children);
+        let proof = self.proof_from_children(id);
+        self.tree.nodes[id as usize].proof = proof;
+    }
+
+    fn proof_from_children(&self, id: NodeId) -> Proof {
+        let nodes = &self.tree.nodes;
+        let node = &nodes[id as usize];
+        let (mut all, mut draw) = (true, false);
+        for c in node.children() {
+            match nodes[c].proof {
+                Proof::Loss => return Proof::Win,
+                Proof::Unknown => all = false,
+                Proof::Draw => draw = true,
+                Proof::Win => {}
+            }
+        }
+        match (all, draw) {
+            (false, _) => Proof::Unknown,
+            (true, true) => Proof::Draw,
+            (true, false) => Proof::Loss,
+        }
+    }
+
+    /// Re-derives proofs from the leaf of `path` upward while they change.
+    fn update_proofs(&mut self, path: &[NodeId]) {
+        for &id in path.iter().rev().skip(1) {
+            if self.tree.nodes[id as usize].proof != Proof::Unknown {
+                break;
+            }
+            let p = self.proof_from_children(id);
+            if p == Proof::Unknown {
+                break;
+            }
+            self.tree.nodes[id as usize].proof = p;
+        }
+    }
+
+    /// Adds a visit with `value` (from the view of the side to move at the end of `path`) to
+    /// every node on the path, removing the virtual loss if `pending`.
+    fn backup(&mut self, path: &[NodeId], value: f32, pending: bool) {
+        let mut v = -value;
+        for &id in path.iter().rev() {
+            let n = &mut self.tree.nodes[id as usize];
+            n.visits += 1;
+            n.value_sum += v;
+            if pending {
+                n.in_flight -= 1;
+            }
+            v = -v;
+        }
+    }
+
+    fn prepare_root(&mut self) {
+        self.root_ready = true;
+        let root = self.tree.root().clone();
+        if root.num_children == 0 {
+            return;
+        }
+        match self.cfg.root {
+            RootPolicy::Puct => {
+                if let Some(noise) = self.cfg.noise {
+                    let n = root.num_children as usize;
+                    let alpha = (noise.alpha_total / n as f32).max(0.01) as f64;
+                    let gamma = Gamma::new(alpha, 1.0).expect("positive alpha");
+                    let mut sample: Vec<f64> = (0..n).map(|_| gamma.sample(&mut self.rng)).collect();
+                    let total: f64 = sample.iter().sum::<f64>().max(1e-30);
+                    sample.iter_mut().for_each(|x| *x /= total);
+                    for (c, x) in root.children().zip(sample) {
+                        let p = &mut self.tree.nodes[c].prior;
+                        *p = (1.0 - noise.fraction) * *p + noise.fraction * x as f32;
+                    }
+                }
+            }
+            RootPolicy::Gumbel { k, gumbel_scale, .. } => {
+                let base: Vec<f32> = root
+                    .children()
+                    .map(|c| {
+                        let u: f32 = self.rng.gen_range(1e-12f32..1.0);
+                        gumbel_scale * -(-u.ln()).ln() + self.tree.nodes[c].prior.max(1e-12).ln()
+                    })
+                    .collect();
+                let mut considered: Vec<usize> = (0..base.len()).collect();
+                considered.sort_by(|&a, &b| base[b].total_cmp(&base[a]));
+                considered.truncate(k.clamp(1, base.len()));
+                let rounds = (considered.len() as f32).log2().ceil().max(1.0) as u32;
+                self.gumbel = Some(GumbelState { base, considered, rounds, rounds_started: 0, queue: VecDeque::new(), finished: false });
+            }
+        }
+    }
+
+    /// The next root child a Gumbel round wants visited; starts the next round (halving the
+    /// candidates) when the current one is complete. `None` while results are outstanding or
+    /// when the search is over.
+    fn next_forced(&mut self) -> Option<usize> {
+        if let Some(a) = self.gumbel.as_mut().and_then(|g| g.queue.pop_front()) {
+            return Some(a);
+        }
+        if !self.leaves.is_empty() {
+            return None;
+        }
+        let scores = self.gumbel_scores();
+        let remaining = self.cfg.simulations.saturating_sub(self.done);
+        let g = self.gumbel.as_mut().expect("gumbel search");
+        if g.rounds_started > 0 {
+            g.considered.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            g.considered.truncate(g.considered.len().div_ceil(2));
+        }
+        if g.considered.len() <= 1 || remaining == 0 {
+            g.finished = true;
+            return None;
+        }
+        g.rounds_started += 1;
+        let m = g.considered.len() as u32;
+        let per = (self.cfg.simulations / (g.rounds * m)).max(1);
+        let total = (per * m).min(remaining);
+        for i in 0..total {
+            g.queue.push_back(g.considered[(i % m) as usize]);
+        }
+        g.queue.pop_front()
+    }
+
+    /// Completed Q of each root child for the side to move at the root: its mean value if
+    /// visited or proven, otherwise the mixed value estimate of the paper's appendix.
+    fn completed_q(&self) -> Vec<f32> {
+        let nodes = &self.tree.nodes;
+        let root = self.tree.root();
+        let raw: Vec<Option<f32>> = root.children().map(|c| nodes[c].q()).collect();
+        let (mut visits, mut mass, mut weighted) = (0.0f32, 0.0f32, 0.0f32);
+        for (c, q) in root.children().zip(&raw) {
+            if let Some(q) = q {
+                visits += nodes[c].visits as f32;
+                mass += nodes[c].prior;
+                weighted += nodes[c].prior * q;
+            }
+        }
+        // The root's own first evaluation is its first backed-up value.
+        let root_eval = if root.visits > 0 { -root.value_sum / root.visits as f32 } else { 0.0 };
+        let v_mix = if mass > 0.0 { (root_eval + visits * weighted / mass) / (1.0 + visits) } else { root_eval };
+        raw.into_iter().map(|q| q.unwrap_or(v_mix)).collect()
+    }
+
+    /// sigma(completed Q), min-max normalised as in DeepMind's mctx.
+    fn sigma_q(&self) -> Vec<f32> {
+        let RootPolicy::Gumbel { c_visit, c_scale, .. } = self.cfg.root else {
+            return vec![0.0; self.tree.root().num_children as usize];
+        };
+        let q = self.completed_q();
+        let (lo, hi) = q.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        let span = (hi - lo).max(1e-6);
+        let nodes = &self.tree.nodes;
+        let max_n = self.tree.root().children().map(|c| nodes[c].visits).max().unwrap_or(0) as f32;
+        q.iter().map(|x| (c_visit + max_n) * c_scale * (x - lo) / span).collect()
+    }
+
+    fn gumbel_scores(&self) -> Vec<f32> {
+        let g = self.gumbel.as_ref().expect("gumbel search");
+        self.sigma_q().iter().zip(&g.base).map(|(s, b)| s + b).collect()
+    }
+
+    /// The root child to play, as an arena index.
+    fn best_child(&self) -> Option<usize> {
+        let nodes = &self.tree.nodes;
+        let root = self.tree.root();
+        if root.num_children == 0 {
+            return None;
+        }
+        // A proven win: an immediate one first, then the most visited.
+        if let Some(c) = root.children().filter(|&c| nodes[c].proof == Proof::Loss).max_by_key(|&c| (nodes[c].is_terminal(), nodes[c].visits)) {
+            return Some(c);
+        }
+        let alive: Vec<usize> = root.children().filter(|&c| nodes[c].proof != Proof::Win).collect();
+        let pool = if alive.is_empty() { root.children().collect() } else { alive };
+        if let Some(g) = &self.gumbel {
+            let scores = self.gumbel_scores();
+            let first = root.first_child as usize;
+            let best = g.considered.iter().map(|&a| a + first).filter(|c| pool.contains(c)).max_by(|&a, &b| scores[a - first].total_cmp(&scores[b - first]));
+            if best.is_some() {
+                return best;
+            }
+        }
+        pool.into_iter().max_by(|&a, &b| {
+            let (x, y) = (&nodes[a], &nodes[b]);
+            x.visits.cmp(&y.visits).then(x.q().unwrap_or(-2.0).total_cmp(&y.q().unwrap_or(-2.0))).then(x.prior.total_cmp(&y.prior))
+        })
+    }
+
+    /// Training target: the improved policy softmax(log prior + sigma(completed Q)) for a
+    /// Gumbel root, normalised visit counts otherwise.
+    fn policy_target(&self) -> Vec<(Move, f32)> {
+        let nodes = &self.tree.nodes;
+        let root = self.tree.root();
+        if root.num_children == 0 {
+            return Vec::new();
+        }
+        let weights: Vec<f32> = if self.gumbel.is_some() {
+            let logits: Vec<f32> = root.children().zip(self.sigma_q()).map(|(c, s)| nodes[c].prior.max(1e-12).ln() + s).collect();
+            let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            logits.iter().map(|l| (l - m).exp()).collect()
+        } else {
+            root.children().map(|c| nodes[c].visits as f32).collect()
+        };
+        let total: f32 = weights.iter().sum();
+        let n = weights.len() as f32;
+        root.children()
+            .zip(weights)
+            .map(|(c, w)| (nodes[c].mv, if total > 0.0 { w / total } else { 1.0 / n }))
+            .collect()
+    }
+
+    /// Number of nodes in the tree (for tests and memory figures).
+    pub fn tree_size(&self) -> usize {
+        self.tree.nodes.len()
+    }
+}

@@ -1,0 +1,15 @@
+//! The search layer: Monte Carlo tree search over the rules, with no dependency on tch.
+//!
+//! The network is seen only through [`Evaluator`] (a batch of positions in, priors over the
+//! legal moves and win/draw/loss out), so the whole layer is tested with uniform, rollout or
+//! scripted evaluators. Read [`evaluator`] → [`tree`] (the arena) → [`mcts`] (PUCT, Gumbel,
+//! solver, batching) → [`lockstep`] (many games, one evaluator call).
+
+pub mod evaluator;
+pub mod lockstep;
+pub mod mcts;
+pub mod tree;
+
+pub use evaluator::{EvalRequest, Evaluation, Evaluator, RolloutEvaluator, UniformEvaluator};
+pub use mcts::{MoveStat, Noise, RootPolicy, Search, SearchConfig, SearchResult};
+pub use tree::Proof;

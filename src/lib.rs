@@ -5,7 +5,13 @@
 //!   notation, perft.
 //! - [`play`]: simple agents and whole games on top of the rules (random play, playouts).
 //! - [`search`]: MCTS (PUCT, Gumbel, solver, leaf batching) behind an `Evaluator` trait; no tch.
+//! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
+//!   evaluator.
+//!
+//! [`fsio`] (atomic file writes) serves every layer that writes files.
 
+pub mod fsio;
+pub mod nn;
 pub mod play;
 pub mod rules;
 pub mod search;

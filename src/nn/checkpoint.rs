@@ -1,0 +1,174 @@
+//! Model files: safetensors with a `tafl_lab` metadata entry (JSON) that records what the
+//! weights mean: the variant and its rules fingerprint, board size, encoding version and
+//! architecture. A model never loads for a variant, board or encoding it was not made for.
+
+use super::encoding::{ENCODING_VERSION, PLANES};
+use super::net::{NetConfig, TaflNet};
+use super::NnError;
+use crate::fsio::atomic_write;
+use crate::rules::Variant;
+use safetensors::tensor::{Dtype, TensorView};
+use safetensors::SafeTensors;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use tch::{Device, Kind, Tensor};
+
+/// The metadata key holding [`ModelMeta`] as JSON.
+pub const META_KEY: &str = "tafl_lab";
+/// Value of [`ModelMeta::format`].
+pub const FORMAT: &str = "tafl-lab-model/1";
+
+/// What a model file says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelMeta {
+    pub format: String,
+    pub variant: String,
+    pub board_size: u8,
+    /// The rules fingerprint (hex), as `Variant::rules_fingerprint`.
+    pub rules_fingerprint: String,
+    pub encoding_version: u32,
+    pub input_planes: usize,
+    pub net: NetConfig,
+    /// Training generation (0 for an untrained network).
+    pub generation: u64,
+    /// The variant as TOML, so the model describes its game completely.
+    pub variant_toml: String,
+}
+
+impl ModelMeta {
+    pub fn new(variant: &Variant, net: NetConfig, generation: u64) -> ModelMeta {
+        ModelMeta {
+            format: FORMAT.into(),
+            variant: variant.name.clone(),
+            board_size: variant.geometry.size(),
+            rules_fingerprint: format!("{:016x}", variant.rules_fingerprint()),
+            encoding_version: ENCODING_VERSION,
+            input_planes: PLANES,
+            net,
+            generation,
+            variant_toml: variant.to_toml(),
+        }
+    }
+
+    /// Refuses a model made for another variant, board size or encoding.
+    pub fn check_variant(&self, variant: &Variant, path: &Path) -> Result<(), NnError> {
+        let fp = format!("{:016x}", variant.rules_fingerprint());
+        if self.board_size != variant.geometry.size() || self.rules_fingerprint != fp {
+            return Err(NnError::WrongVariant {
+                path: path.to_path_buf(),
+                model: format!("{} ({1}x{1}, rules {2})", self.variant, self.board_size, self.rules_fingerprint),
+                wanted: format!("{} ({1}x{1}, rules {fp})", variant.name, variant.geometry.size()),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn format_err(path: &Path, message: impl Into<String>) -> NnError {
+    NnError::Format { path: path.to_path_buf(), message: message.into() }
+}
+
+/// Writes `net` and its metadata to `path` atomically.
+pub fn save(net: &TaflNet, meta: &ModelMeta, path: &Path) -> Result<(), NnError> {
+    let mut vars: Vec<(String, Tensor)> = net.vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    let data: Vec<(String, Vec<usize>, Vec<u8>)> = vars
+        .iter()
+        .map(|(name, t)| {
+            let t = t.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
+            let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
+            let n = t.numel();
+            let mut buf = vec![0f32; n];
+            t.copy_data(&mut buf, n);
+            let bytes = buf.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (name.clone(), shape, bytes)
+        })
+        .collect();
+    let views = data
+        .iter()
+        .map(|(name, shape, bytes)| {
+            TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format_err(path, e.to_string()))?;
+    let json = serde_json::to_string(meta).expect("metadata serializes");
+    let info = Some(HashMap::from([(META_KEY.to_string(), json)]));
+    let bytes = safetensors::tensor::serialize(views, &info).map_err(|e| format_err(path, e.to_string()))?;
+    atomic_write(path, &bytes).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// Follows run-directory conventions: a directory means its `models/latest` (or `latest`)
+/// pointer; a file named `latest` holds the name of the newest checkpoint beside it.
+pub fn resolve(path: &Path) -> Result<PathBuf, NnError> {
+    let io = |e: std::io::Error| NnError::Io { path: path.to_path_buf(), message: e.to_string() };
+    let mut p = path.to_path_buf();
+    if p.is_dir() {
+        let nested = p.join("models").join("latest");
+        p = if nested.exists() { nested } else { p.join("latest") };
+    }
+    if p.file_name().is_some_and(|n| n == "latest") {
+        let target = std::fs::read_to_string(&p).map_err(io)?;
+        let dir = p.parent().unwrap_or(Path::new("."));
+        p = dir.join(target.trim());
+    }
+    if !p.is_file() {
+        return Err(NnError::Io { path: p, message: "no such model file".into() });
+    }
+    Ok(p)
+}
+
+/// Reads only the metadata of a model file.
+pub fn read_meta(path: &Path) -> Result<ModelMeta, NnError> {
+    let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+    meta_of(&bytes, path)
+}
+
+fn meta_of(bytes: &[u8], path: &Path) -> Result<ModelMeta, NnError> {
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
+    let json = header
+        .metadata()
+        .as_ref()
+        .and_then(|m| m.get(META_KEY))
+        .ok_or_else(|| format_err(path, format!("no `{META_KEY}` metadata: not a tafl-lab model")))?;
+    let meta: ModelMeta = serde_json::from_str(json).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
+    if meta.format != FORMAT {
+        return Err(format_err(path, format!("format {:?}, this build reads {FORMAT:?}", meta.format)));
+    }
+    if meta.encoding_version != ENCODING_VERSION || meta.input_planes != PLANES {
+        return Err(format_err(
+            path,
+            format!("encoding version {} with {} planes; this build uses version {ENCODING_VERSION} with {PLANES}", meta.encoding_version, meta.input_planes),
+        ));
+    }
+    Ok(meta)
+}
+
+/// Loads a model onto `device`, checking it was made for `variant` when given.
+pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(TaflNet, ModelMeta), NnError> {
+    let path = &resolve(path)?;
+    let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+    let meta = meta_of(&bytes, path)?;
+    if let Some(v) = variant {
+        meta.check_variant(v, path)?;
+    }
+    let st = SafeTensors::deserialize(&bytes).map_err(|e| format_err(path, format!("{e:?}")))?;
+    let net = TaflNet::new(meta.board_size, meta.net, device);
+    let mut vars = net.vs.variables();
+    if st.len() != vars.len() {
+        return Err(format_err(path, format!("{} tensors, the {} network has {}", st.len(), meta.net, vars.len())));
+    }
+    tch::no_grad(|| -> Result<(), NnError> {
+        for (name, var) in vars.iter_mut() {
+            let view = st.tensor(name).map_err(|_| format_err(path, format!("tensor {name} missing")))?;
+            let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
+            if view.dtype() != Dtype::F32 || shape != var.size() {
+                return Err(format_err(path, format!("tensor {name}: {:?} {shape:?}, expected F32 {:?}", view.dtype(), var.size())));
+            }
+            let t = Tensor::f_from_data_size(view.data(), &shape, Kind::Float).map_err(|e| format_err(path, e.to_string()))?;
+            var.copy_(&t.to_device(device));
+        }
+        Ok(())
+    })?;
+    Ok((net, meta))
+}

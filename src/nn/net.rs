@@ -1,0 +1,151 @@
+//! The policy/value network: a ResNet of 3x3 convolutions with batch norm, a convolutional
+//! policy head giving logits in the `[4 * (N - 1), N, N]` layout of [`super::encoding`], and a
+//! win/draw/loss value head.
+
+use super::encoding::PLANES;
+use serde::{Deserialize, Serialize};
+use tch::nn;
+use tch::{Device, Tensor};
+
+/// Size of the trunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks (two convolutions each).
+    pub blocks: usize,
+    /// Channels of every trunk convolution.
+    pub channels: usize,
+}
+
+impl NetConfig {
+    /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above
+    /// (forward throughput on 2 cores: `shared/reference/anchors.md`).
+    pub fn default_for(board_size: u8) -> NetConfig {
+        match board_size {
+            0..=7 => NetConfig { blocks: 4, channels: 32 },
+            8..=9 => NetConfig { blocks: 6, channels: 48 },
+            _ => NetConfig { blocks: 6, channels: 64 },
+        }
+    }
+}
+
+impl std::fmt::Display for NetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.blocks, self.channels)
+    }
+}
+
+#[derive(Debug)]
+struct Block {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    conv2: nn::Conv2D,
+    bn2: nn::BatchNorm,
+}
+
+fn conv(p: nn::Path, i: usize, o: usize, k: i64, bias: bool) -> nn::Conv2D {
+    let cfg = nn::ConvConfig { padding: k / 2, bias, ..Default::default() };
+    nn::conv2d(p, i as i64, o as i64, k, cfg)
+}
+
+fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
+    nn::batch_norm2d(p, c as i64, Default::default())
+}
+
+/// The network and its variables.
+#[derive(Debug)]
+pub struct TaflNet {
+    pub vs: nn::VarStore,
+    pub config: NetConfig,
+    pub board_size: usize,
+    stem: nn::Conv2D,
+    stem_bn: nn::BatchNorm,
+    blocks: Vec<Block>,
+    policy_conv: nn::Conv2D,
+    policy_bn: nn::BatchNorm,
+    policy_out: nn::Conv2D,
+    value_conv: nn::Conv2D,
+    value_bn: nn::BatchNorm,
+    value_fc: nn::Linear,
+    value_out: nn::Linear,
+}
+
+/// Channels of the value head's 1x1 convolution and width of its hidden layer.
+const VALUE_PLANES: usize = 4;
+const VALUE_HIDDEN: usize = 64;
+
+impl TaflNet {
+    /// A freshly initialised network for boards of side `board_size`.
+    pub fn new(board_size: u8, config: NetConfig, device: Device) -> TaflNet {
+        let vs = nn::VarStore::new(device);
+        let n = board_size as usize;
+        let c = config.channels;
+        let root = vs.root();
+        let stem = conv(&root / "stem", PLANES, c, 3, false);
+        let stem_bn = bn(&root / "stem_bn", c);
+        let blocks = (0..config.blocks)
+            .map(|i| {
+                let p = &root / "blocks" / i;
+                Block { conv1: conv(&p / "conv1", c, c, 3, false), bn1: bn(&p / "bn1", c), conv2: conv(&p / "conv2", c, c, 3, false), bn2: bn(&p / "bn2", c) }
+            })
+            .collect();
+        let policy_conv = conv(&root / "policy_conv", c, c, 1, false);
+        let policy_bn = bn(&root / "policy_bn", c);
+        let policy_out = conv(&root / "policy_out", c, 4 * (n - 1), 1, true);
+        let value_conv = conv(&root / "value_conv", c, VALUE_PLANES, 1, false);
+        let value_bn = bn(&root / "value_bn", VALUE_PLANES);
+        let value_fc = nn::linear(&root / "value_fc", (VALUE_PLANES * n * n) as i64, VALUE_HIDDEN as i64, Default::default());
+        let value_out = nn::linear(&root / "value_out", VALUE_HIDDEN as i64, 3, Default::default());
+        TaflNet {
+            vs,
+            config,
+            board_size: n,
+            stem,
+            stem_bn,
+            blocks,
+            policy_conv,
+            policy_bn,
+            policy_out,
+            value_conv,
+            value_bn,
+            value_fc,
+            value_out,
+        }
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// `x`: `[B, PLANES, N, N]`. Returns policy logits `[B, 4 * (N - 1), N, N]` and
+    /// win/draw/loss logits `[B, 3]` (side to move's view). `train` selects batch statistics.
+    pub fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut h = x.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
+        for b in &self.blocks {
+            let y = h.apply(&b.conv1).apply_t(&b.bn1, train).relu().apply(&b.conv2).apply_t(&b.bn2, train);
+            h = (y + h).relu();
+        }
+        let policy = h.apply(&self.policy_conv).apply_t(&self.policy_bn, train).relu().apply(&self.policy_out);
+        let value = h
+            .apply(&self.value_conv)
+            .apply_t(&self.value_bn, train)
+            .relu()
+            .flatten(1, -1)
+            .apply(&self.value_fc)
+            .relu()
+            .apply(&self.value_out);
+        (policy, value)
+    }
+
+    /// One tensor `[B, P + 3]`: flattened policy logits, then win/draw/loss logits (the traced
+    /// export's single output).
+    pub fn forward_flat(&self, x: &Tensor) -> Tensor {
+        let (p, v) = self.forward_t(x, false);
+        Tensor::cat(&[p.flatten(1, -1), v], 1)
+    }
+
+    /// Number of trainable parameters.
+    pub fn parameter_count(&self) -> usize {
+        self.vs.trainable_variables().iter().map(|t| t.numel()).sum()
+    }
+}

@@ -7,11 +7,15 @@
 //! - [`search`]: MCTS (PUCT, Gumbel, solver, leaf batching) behind an `Evaluator` trait; no tch.
 //! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
 //!   evaluator.
+//! - [`selfplay`]: many games stepped in lockstep, one batched evaluator call per step.
+//! - [`arena`]: agents from spec strings and matches between them.
 //!
 //! [`fsio`] (atomic file writes) serves every layer that writes files.
 
+pub mod arena;
 pub mod fsio;
 pub mod nn;
 pub mod play;
 pub mod rules;
 pub mod search;
+pub mod selfplay;

@@ -144,3 +144,88 @@ fn demo_plays_a_whole_game_and_names_the_result() {
     let again = stdout(&run(&["demo", "--variant", "brandubh", "--seed", "3"]));
     assert_eq!(out, again, "the same seed plays the same game");
 }
+
+fn json_of(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(stdout(&o).trim()).expect("one JSON object")
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("tafl-lab-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn analyze_finds_an_immediate_escape() {
+    // Brandubh, defenders to move, king on c1 with a clear run to the corner a1.
+    let pos = "/2K1t2/1t5/3T3/t5t/7/3t3/7/";
+    let o = run(&["analyze", "--variant", "brandubh", "--position", pos, "--to-move", "defenders", "--agent", "mcts:sims=100", "--json"]);
+    let v = json_of(&o);
+    assert_eq!(v["best_move"], "c1-a1", "{v}");
+    assert_eq!(v["value"], 1.0);
+    assert_eq!(v["proof"], "win");
+    assert_eq!(v["pv"][0], "c1-a1");
+    let text = stdout(&run(&["analyze", "--variant", "brandubh", "--position", pos, "--to-move", "defenders", "--agent", "mcts:sims=100"]));
+    assert!(text.contains("best move: c1-a1") && text.contains("pv: c1-a1"), "{text}");
+}
+
+#[test]
+fn match_reports_scores_per_side_and_repeats_with_a_seed() {
+    let args = ["match", "--variant", "brandubh", "--a", "mcts:sims=100", "--b", "random", "--games", "6", "--json", "--seed", "3"];
+    let v = json_of(&run(&args));
+    assert_eq!(v["games"], 6);
+    let side = |s: &str, k: &str| v[s][k].as_u64().unwrap();
+    for s in ["a_as_attackers", "a_as_defenders"] {
+        assert_eq!(side(s, "win") + side(s, "draw") + side(s, "loss"), 3, "{s}: {v}");
+    }
+    let wins = side("a_as_attackers", "win") + side("a_as_defenders", "win");
+    let draws = side("a_as_attackers", "draw") + side("a_as_defenders", "draw");
+    let score = v["a_score"].as_f64().unwrap();
+    assert!((score - (wins as f64 + draws as f64 / 2.0) / 6.0).abs() < 1e-9);
+    assert!(score >= 5.0 / 6.0, "MCTS beats a random player: {v}");
+    let again = json_of(&run(&args));
+    for k in ["a_as_attackers", "a_as_defenders", "mean_plies"] {
+        assert_eq!(v[k], again[k], "same seed, same games");
+    }
+}
+
+#[test]
+fn network_agents_load_a_model_and_search() {
+    let dir = temp_dir("agents");
+    let model = dir.join("tiny.safetensors");
+    let m = model.to_str().unwrap();
+    let o = run(&["new-model", "--variant", "brandubh", "--out", m, "--blocks", "1", "--channels", "8"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let legal = stdout(&run(&["moves", "--variant", "brandubh"]));
+    for spec in [format!("az:model={m},sims=24,device=cpu"), format!("gumbel:model={m},sims=16,k=8,device=cpu")] {
+        let v = json_of(&run(&["analyze", "--variant", "brandubh", "--agent", &spec, "--json"]));
+        let best = v["best_move"].as_str().unwrap();
+        assert!(legal.lines().any(|l| l == best), "{best} is legal");
+        let value = v["value"].as_f64().unwrap();
+        assert!((-1.0..=1.0).contains(&value));
+        assert_eq!(v["simulations"], if spec.starts_with("az") { 24 } else { 16 }, "{spec}");
+    }
+    let v = json_of(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={m},sims=8,device=cpu"), "--b", "random", "--games", "2", "--json", "--quiet"]));
+    assert_eq!(v["games"], 2);
+}
+
+#[test]
+fn agent_and_model_errors_are_one_line() {
+    fails_with(&run(&["match", "--a", "mcts:sims=abc", "--b", "random", "--games", "2"]), "--a: agent spec \"mcts:sims=abc\": sims=\"abc\"");
+    fails_with(&run(&["match", "--a", "alphabeta", "--b", "random"]), "unknown kind \"alphabeta\"");
+    fails_with(&run(&["match", "--a", "random", "--b", "az:sims=3"]), "needs model=PATH");
+    fails_with(&run(&["match", "--a", "random", "--b", "mcts:depth=3"]), "unknown option \"depth\"");
+    fails_with(&run(&["match", "--a", "random", "--b", "random", "--games", "0"]), "--games");
+    fails_with(&run(&["analyze", "--agent", "az:model=/nonexistent/m.safetensors"]), "/nonexistent/m.safetensors");
+    fails_with(&run(&["analyze", "--agent", "mcts:sims=10", "--moves", "d2-b2 a1-a2"]), "--moves: move 2");
+    fails_with(&run(&["analyze", "--agent", "random"]), "does not analyze");
+    let dir = temp_dir("wrong");
+    let model = dir.join("b.safetensors");
+    let m = model.to_str().unwrap();
+    assert!(run(&["new-model", "--variant", "brandubh", "--out", m, "--blocks", "1", "--channels", "4"]).status.success());
+    fails_with(&run(&["analyze", "--variant", "copenhagen", "--agent", &format!("az:model={m}")]), "trained for brandubh");
+    let garbage = dir.join("garbage.safetensors");
+    std::fs::write(&garbage, "nope").unwrap();
+    fails_with(&run(&["analyze", "--agent", &format!("az:model={}", garbage.display())]), "not a safetensors file");
+}

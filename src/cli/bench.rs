@@ -10,7 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tafl_lab::play::random_playout;
 use tafl_lab::rules::perft::perft;
+use tafl_lab::nn::encoding::{Encoder, PLANES};
+use tafl_lab::nn::{NetConfig, NetEvaluator, TaflNet};
 use tafl_lab::rules::{Position, Variant};
+use tafl_lab::search::{RootPolicy, SearchConfig};
+use tafl_lab::selfplay::{self, SelfPlayConfig};
 
 #[derive(Subcommand)]
 pub enum BenchWhat {
@@ -26,11 +30,37 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
     },
+    /// Network forward throughput and the evaluations per second search achieves in
+    /// self-play (lockstep games, Gumbel root), at the same batch size, for brandubh and
+    /// copenhagen with their default small networks (random weights).
+    Search {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Seconds per measurement.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Positions per network call.
+        #[arg(long, default_value_t = 256)]
+        batch: usize,
+        /// Simulations per move in the self-play measurement.
+        #[arg(long, default_value_t = 32)]
+        sims: u32,
+        /// Device: auto, cpu, cuda or cuda:N.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Variants to measure (comma-separated).
+        #[arg(long, default_value = "brandubh,copenhagen")]
+        variants: String,
+    },
 }
 
 pub fn run(what: BenchWhat, out: &mut impl Write) -> Result<()> {
     match what {
         BenchWhat::Rules { json, depth, seconds } => rules(json, depth, seconds, out),
+        BenchWhat::Search { json, seconds, batch, sims, device, variants } => {
+            search(json, seconds, batch.max(1), sims.max(1), &device, &variants, out)
+        }
     }
 }
 
@@ -81,6 +111,132 @@ fn rules(json: bool, depth: u32, seconds: f64, out: &mut impl Write) -> Result<(
         writeln!(out, "brandubh   perft({bdepth}): {br_leaves} leaves, {:.2} M leaves/s", br_rate / 1e6)?;
         writeln!(out, "brandubh   random playouts: {br_playouts:.0}/s (mean {br_len:.1} plies, {br_games} games)")?;
         writeln!(out, "copenhagen random playouts: {cp_playouts:.0}/s (mean {cp_len:.1} plies, {cp_games} games)")?;
+    }
+    Ok(())
+}
+
+struct SearchFigures {
+    variant: String,
+    net: NetConfig,
+    raw: f64,
+    search: f64,
+    mean_batch: f64,
+    moves_per_s: f64,
+}
+
+/// Positions from random games, for realistic inputs.
+fn sample_positions(variant: &Arc<Variant>, n: usize) -> Vec<Position> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let mut pos = Position::start(variant.clone());
+        while pos.outcome().is_none() && out.len() < n {
+            out.push(pos.clone());
+            let moves = pos.legal_moves();
+            pos.make(moves[rand::Rng::gen_range(&mut rng, 0..moves.len())]);
+        }
+    }
+    out
+}
+
+fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch::Device) -> Result<SearchFigures> {
+    let variant = Arc::new(Variant::from_spec(name)?);
+    let size = variant.geometry.size();
+    let net_cfg = NetConfig::default_for(size);
+    tch::manual_seed(1);
+    // Raw: the network alone on a prepared input tensor.
+    let net = TaflNet::new(size, net_cfg, device);
+    let enc = Encoder::new(&variant);
+    let mut input = vec![0f32; batch * enc.len()];
+    for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {
+        enc.encode(p, chunk);
+    }
+    let n = size as i64;
+    let x = tch::Tensor::from_slice(&input).view([batch as i64, PLANES as i64, n, n]).to_device(device);
+    let forward = || {
+        tch::no_grad(|| {
+            let (p, v) = net.forward_t(&x, false);
+            // Bring results to the host as search must.
+            let _ = (p.to_device(tch::Device::Cpu), v.to_device(tch::Device::Cpu));
+        })
+    };
+    forward();
+    let budget = Duration::from_secs_f64(seconds);
+    let t = Instant::now();
+    let mut calls = 0u64;
+    while t.elapsed() < budget {
+        forward();
+        calls += 1;
+    }
+    let raw = (calls * batch as u64) as f64 / t.elapsed().as_secs_f64();
+    // Search: lockstep self-play with the same network and batch size.
+    let mut evaluator = NetEvaluator::new(net, &variant);
+    let cfg = SelfPlayConfig {
+        games_in_flight: (batch / 4).max(1),
+        batch,
+        search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(16), batch: 8, ..SearchConfig::default() },
+        ..SelfPlayConfig::default()
+    };
+    let t = Instant::now();
+    let p = selfplay::play(&variant, &cfg, &mut evaluator, 1, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
+    let secs = t.elapsed().as_secs_f64();
+    Ok(SearchFigures {
+        variant: name.to_string(),
+        net: net_cfg,
+        raw,
+        search: p.evaluations as f64 / secs,
+        mean_batch: p.evaluations as f64 / p.batches.max(1) as f64,
+        moves_per_s: p.moves as f64 / secs,
+    })
+}
+
+fn search(json: bool, seconds: f64, batch: usize, sims: u32, device: &str, variants: &str, out: &mut impl Write) -> Result<()> {
+    let device = tafl_lab::nn::parse_device(device)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    tafl_lab::nn::set_torch_threads(threads);
+    let mut figures = Vec::new();
+    for name in variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if !json {
+            eprintln!("measuring {name} ({seconds} s raw, {seconds} s search)...");
+        }
+        figures.push(search_figures(name, seconds, batch, sims, device)?);
+    }
+    if json {
+        let mut obj = serde_json::Map::new();
+        obj.insert("device".into(), json!(format!("{device:?}")));
+        obj.insert("torch_threads".into(), json!(threads));
+        obj.insert("batch".into(), json!(batch));
+        obj.insert("sims".into(), json!(sims));
+        for f in &figures {
+            obj.insert(
+                f.variant.clone(),
+                json!({
+                    "net": f.net.to_string(),
+                    "raw_evals_per_s": f.raw,
+                    "search_evals_per_s": f.search,
+                    "ratio": f.search / f.raw,
+                    "mean_batch": f.mean_batch,
+                    "selfplay_moves_per_s": f.moves_per_s,
+                }),
+            );
+        }
+        writeln!(out, "{}", serde_json::Value::Object(obj))?;
+    } else {
+        writeln!(out, "search benchmark: device {device:?}, {threads} torch threads, batch {batch}, gumbel sims {sims}")?;
+        writeln!(out, "{:<12} {:>6} {:>12} {:>14} {:>7} {:>11} {:>10}", "variant", "net", "raw evals/s", "search evals/s", "ratio", "mean batch", "moves/s")?;
+        for f in &figures {
+            writeln!(
+                out,
+                "{:<12} {:>6} {:>12.0} {:>14.0} {:>6.1}% {:>11.1} {:>10.1}",
+                f.variant,
+                f.net.to_string(),
+                f.raw,
+                f.search,
+                100.0 * f.search / f.raw,
+                f.mean_batch,
+                f.moves_per_s
+            )?;
+        }
     }
     Ok(())
 }

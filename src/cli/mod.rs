@@ -1,6 +1,7 @@
 //! Command-line interface: clap subcommands over the library layers. This is the only place
 //! that uses `anyhow`, prints progress and chooses exit codes.
 
+mod arena;
 mod bench;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -71,6 +72,64 @@ enum Command {
         /// Random seed (printed, so a game can be repeated).
         #[arg(long)]
         seed: Option<u64>,
+    },
+    /// Search a position with an agent and print the best move, its value, the top moves and
+    /// the principal variation.
+    Analyze {
+        #[command(flatten)]
+        pos: PositionArgs,
+        /// Agent spec: mcts:sims=N, az:model=PATH,sims=N or gumbel:model=PATH,sims=N,k=16.
+        #[arg(long, default_value = "mcts:sims=800")]
+        agent: String,
+        /// Print one JSON object (best_move, value, proof, pv, moves, ...).
+        #[arg(long)]
+        json: bool,
+        /// How many root moves to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
+    /// Play agent A against agent B, alternating sides, in parallel; print A's score and its
+    /// win/draw/loss as each side.
+    Match {
+        #[arg(long, default_value = "brandubh")]
+        variant: String,
+        /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16].
+        #[arg(long)]
+        a: String,
+        /// Agent B (same forms as --a).
+        #[arg(long)]
+        b: String,
+        /// Number of games (A attacks in even-numbered games).
+        #[arg(long, default_value_t = 20)]
+        games: usize,
+        /// Random seed: the same seed replays the same games.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Random opening plies shared by each pair of games (variety for deterministic agents).
+        #[arg(long, default_value_t = 2)]
+        opening_plies: u32,
+        /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
+        #[arg(long)]
+        json: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Write a freshly initialised (untrained) network for a variant.
+    NewModel {
+        #[arg(long, default_value = "brandubh")]
+        variant: String,
+        /// Output file (.safetensors).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Residual blocks (default: by board size, 4 on 7x7, 6 above).
+        #[arg(long)]
+        blocks: Option<usize>,
+        /// Channels (default: by board size, 32 on 7x7, 48 on 9x9, 64 above).
+        #[arg(long)]
+        channels: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Measure throughput and print figures.
     Bench {
@@ -180,6 +239,14 @@ pub fn run() -> Result<()> {
         }
         Command::Replay { pos, file } => replay(&pos, &file, &mut out)?,
         Command::Demo { variant, seed } => demo(&variant, seed, &mut out)?,
+        Command::Analyze { pos, agent, json, top } => arena::analyze(&pos, &agent, json, top, &mut out)?,
+        Command::Match { variant, a, b, games, seed, opening_plies, json, quiet } => {
+            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, json, quiet };
+            arena::run_match(&m, &mut out)?
+        }
+        Command::NewModel { variant, out: path, blocks, channels, seed } => {
+            arena::new_model(&variant, &path, blocks, channels, seed, &mut out)?
+        }
         Command::Bench { what } => bench::run(what, &mut out)?,
         Command::Doctor => doctor(&mut out)?,
     }

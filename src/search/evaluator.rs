@@ -41,11 +41,18 @@ impl Evaluation {
 pub trait Evaluator {
     /// One evaluation per request, in order; `priors` follow `request.moves`.
     fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation>;
+
+    /// Restarts any randomness the evaluator uses (rollouts) from `seed`, so that games can
+    /// be repeated exactly. Deterministic evaluators ignore it.
+    fn reseed(&mut self, _seed: u64) {}
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
     fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
         (**self).evaluate(batch)
+    }
+    fn reseed(&mut self, seed: u64) {
+        (**self).reseed(seed)
     }
 }
 
@@ -102,5 +109,9 @@ impl Evaluator for RolloutEvaluator {
                 Evaluation::uniform(r.moves.len(), wdl_for(outcome.winner, side))
             })
             .collect()
+    }
+
+    fn reseed(&mut self, seed: u64) {
+        self.rng = SmallRng::seed_from_u64(seed);
     }
 }

@@ -1,0 +1,184 @@
+//! Games between agents: matches with sides alternating, in parallel across cores.
+//!
+//! Both agents of a pair of games (A attacking, then B attacking) start from the same short
+//! random opening, so deterministic agents still play varied games and neither side of the
+//! pairing gets an easier set of openings.
+
+pub mod agent;
+
+pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
+
+use crate::rules::{Move, Outcome, Position, Side, Variant};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// One finished game of a match.
+#[derive(Clone, Debug)]
+pub struct GameResult {
+    pub index: usize,
+    /// The side agent A played.
+    pub a_side: Side,
+    pub outcome: Outcome,
+    pub moves: Vec<Move>,
+}
+
+impl GameResult {
+    /// A's points: 1 win, 0.5 draw, 0 loss.
+    pub fn a_points(&self) -> f64 {
+        match self.outcome.winner {
+            Some(w) if w == self.a_side => 1.0,
+            Some(_) => 0.0,
+            None => 0.5,
+        }
+    }
+}
+
+/// Wins, draws and losses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Wdl {
+    pub win: u32,
+    pub draw: u32,
+    pub loss: u32,
+}
+
+impl Wdl {
+    pub fn games(&self) -> u32 {
+        self.win + self.draw + self.loss
+    }
+}
+
+/// A match summed up from A's view.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MatchSummary {
+    pub games: u32,
+    /// A's points per game (a draw is half a point).
+    pub a_score: f64,
+    pub a_as_attackers: Wdl,
+    pub a_as_defenders: Wdl,
+    pub mean_plies: f64,
+}
+
+impl MatchSummary {
+    pub fn from_games(games: &[GameResult]) -> MatchSummary {
+        let mut s = MatchSummary { games: games.len() as u32, ..Default::default() };
+        let mut points = 0.0;
+        for g in games {
+            points += g.a_points();
+            let w = if g.a_side == Side::Attackers { &mut s.a_as_attackers } else { &mut s.a_as_defenders };
+            match g.outcome.winner {
+                Some(x) if x == g.a_side => w.win += 1,
+                Some(_) => w.loss += 1,
+                None => w.draw += 1,
+            }
+        }
+        s.a_score = points / games.len().max(1) as f64;
+        s.mean_plies = games.iter().map(|g| g.moves.len() as f64).sum::<f64>() / games.len().max(1) as f64;
+        s
+    }
+
+    /// A's total wins, draws, losses.
+    pub fn a_total(&self) -> Wdl {
+        let (x, y) = (self.a_as_attackers, self.a_as_defenders);
+        Wdl { win: x.win + y.win, draw: x.draw + y.draw, loss: x.loss + y.loss }
+    }
+}
+
+/// Match settings.
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    pub games: usize,
+    pub seed: u64,
+    /// Random plies played before the agents take over (the same for both games of a pair).
+    pub opening_plies: u32,
+}
+
+/// A short random opening, the same for every call with the same seed. Stops early rather
+/// than ending the game.
+pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut pos = Position::start(variant.clone());
+    let mut out = Vec::new();
+    for _ in 0..plies {
+        let moves: Vec<Move> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|&m| {
+                let mut q = pos.clone();
+                q.make(m);
+                q.outcome().is_none()
+            })
+            .collect();
+        if moves.is_empty() {
+            break;
+        }
+        let m = moves[rng.gen_range(0..moves.len())];
+        pos.make(m);
+        out.push(m);
+    }
+    out
+}
+
+/// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds
+/// derived from `seed`, so the game depends on nothing else.
+pub fn play_game(
+    variant: &Arc<Variant>,
+    a: &mut Agent,
+    b: &mut Agent,
+    a_side: Side,
+    opening: &[Move],
+    seed: u64,
+) -> (Outcome, Vec<Move>) {
+    a.reset(seed);
+    b.reset(seed ^ 0xb);
+    let mut pos = Position::start(variant.clone());
+    let mut moves = Vec::new();
+    for &m in opening {
+        pos.play(m).expect("openings are legal");
+        moves.push(m);
+    }
+    while pos.outcome().is_none() {
+        let agent = if pos.to_move() == a_side { &mut *a } else { &mut *b };
+        let m = agent.choose(&pos);
+        pos.play(m).expect("agents play legal moves");
+        moves.push(m);
+    }
+    (pos.outcome().expect("loop ends on an outcome"), moves)
+}
+
+/// Plays a match in parallel (rayon), A attacking in even games. `on_game` is called as each
+/// game finishes (from worker threads). Results come back in game order.
+pub fn play_match(
+    variant: &Arc<Variant>,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    cfg: &MatchConfig,
+    on_game: &(dyn Fn(&GameResult) + Sync),
+) -> Result<Vec<GameResult>, AgentError> {
+    // Build once here so that spec and model errors surface before any game starts.
+    Agent::new(a, variant, 0)?;
+    Agent::new(b, variant, 0)?;
+    let mut results: Vec<GameResult> = (0..cfg.games)
+        .into_par_iter()
+        .map_init(
+            || None::<(Agent, Agent)>,
+            |agents, i| -> Result<GameResult, AgentError> {
+                let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64);
+                if agents.is_none() {
+                    *agents = Some((Agent::new(a, variant, seed)?, Agent::new(b, variant, seed)?));
+                }
+                let (aa, bb) = agents.as_mut().expect("just built");
+                let a_side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
+                let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
+                let (outcome, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
+                let r = GameResult { index: i, a_side, outcome, moves };
+                on_game(&r);
+                Ok(r)
+            },
+        )
+        .collect::<Result<_, _>>()?;
+    results.sort_by_key(|r| r.index);
+    Ok(results)
+}

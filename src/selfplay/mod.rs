@@ -1,0 +1,205 @@
+//! Self-play: many games stepped in lockstep, so that every evaluator call is one batch made
+//! of leaves from all of them.
+//!
+//! Each game slot owns a [`Search`]. A step gathers leaves from the slots (round-robin, until
+//! the batch is full), evaluates them with one call, applies the results, and lets every slot
+//! whose search finished play its move and start the next search at once: there is no
+//! barrier between moves of different games, so batches stay full.
+//!
+//! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
+//! used as a policy target; only full searches (with root noise) become targets.
+
+use crate::rules::{Move, Outcome, Position, Variant};
+use crate::search::{Evaluator, RootPolicy, Search, SearchConfig};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+
+/// How self-play searches and picks moves.
+#[derive(Clone, Debug)]
+pub struct SelfPlayConfig {
+    /// Games played at the same time (per evaluator).
+    pub games_in_flight: usize,
+    /// Most leaves per evaluator call.
+    pub batch: usize,
+    /// The full search (its policy is a training target).
+    pub search: SearchConfig,
+    /// Probability that a move gets only a fast search (0 turns playout cap randomization off).
+    pub fast_probability: f32,
+    /// Simulations of a fast search.
+    pub fast_simulations: u32,
+    /// Plies at the start of each game where PUCT searches sample their move with
+    /// temperature 1 (Gumbel searches always play their sequential-halving winner).
+    pub temperature_plies: u32,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> Self {
+        SelfPlayConfig {
+            games_in_flight: 64,
+            batch: 256,
+            search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() },
+            fast_probability: 0.0,
+            fast_simulations: 8,
+            temperature_plies: 8,
+        }
+    }
+}
+
+/// One ply of a self-play game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlyRecord {
+    pub mv: Move,
+    /// Search policy over the legal moves (empty for fast searches).
+    pub policy: Vec<(Move, f32)>,
+    /// Whether this ply had a full search (and so is a policy target).
+    pub full: bool,
+    /// The search's value for the side to move.
+    pub value: f32,
+}
+
+/// A finished self-play game.
+#[derive(Clone, Debug)]
+pub struct FinishedGame {
+    pub plies: Vec<PlyRecord>,
+    pub outcome: Outcome,
+}
+
+/// Counters of a self-play run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub games: u64,
+    pub moves: u64,
+    pub evaluations: u64,
+    pub batches: u64,
+}
+
+struct Slot {
+    search: Search,
+    plies: Vec<PlyRecord>,
+    full: bool,
+}
+
+/// Runs self-play until `more_games` says no (it is asked before each new game starts) and
+/// the games in flight have finished, or until `on_step` (called after every evaluator call)
+/// returns false, which abandons the games in flight. Calls `on_game` for every finished game.
+pub fn play(
+    variant: &Arc<Variant>,
+    cfg: &SelfPlayConfig,
+    evaluator: &mut dyn Evaluator,
+    seed: u64,
+    more_games: &mut dyn FnMut(&Progress) -> bool,
+    on_game: &mut dyn FnMut(FinishedGame),
+    on_step: &mut dyn FnMut(&Progress) -> bool,
+) -> Progress {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut progress = Progress::default();
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    for _ in 0..cfg.games_in_flight.max(1) {
+        if !more_games(&progress) {
+            break;
+        }
+        slots.push(Some(new_slot(variant, cfg, &mut rng)));
+    }
+    let mut evals = Vec::new();
+    while slots.iter().any(Option::is_some) {
+        // Gather until the batch is full or no slot can give more.
+        let mut total: usize = slots.iter().flatten().map(|s| s.search.pending()).sum();
+        loop {
+            let mut got = 0;
+            for slot in slots.iter_mut().flatten() {
+                if total >= cfg.batch {
+                    break;
+                }
+                let want = slot.search.config().batch.max(1).min(cfg.batch - total);
+                let n = slot.search.gather(want);
+                got += n;
+                total += n;
+            }
+            if got == 0 || total >= cfg.batch {
+                break;
+            }
+        }
+        if total > 0 {
+            evals.clear();
+            let reqs: Vec<_> = slots.iter().flatten().flat_map(|s| s.search.requests()).collect();
+            evals.extend(evaluator.evaluate(&reqs));
+            drop(reqs);
+            let mut at = 0;
+            for slot in slots.iter_mut().flatten() {
+                let n = slot.search.pending();
+                if n > 0 {
+                    slot.search.apply(&evals[at..at + n]);
+                    at += n;
+                }
+            }
+            progress.evaluations += total as u64;
+            progress.batches += 1;
+        }
+        // Play the moves of finished searches.
+        for entry in slots.iter_mut() {
+            let Some(slot) = entry.as_mut() else { continue };
+            if !slot.search.is_finished() {
+                continue;
+            }
+            let ply = slot.plies.len() as u32;
+            let result = slot.search.result();
+            let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
+            let mv = slot.search.choose(temperature).expect("unfinished games have moves");
+            slot.plies.push(PlyRecord {
+                mv,
+                policy: if slot.full { result.policy } else { Vec::new() },
+                full: slot.full,
+                value: result.value,
+            });
+            progress.moves += 1;
+            slot.search.advance(mv).expect("searched moves are legal");
+            if let Some(outcome) = slot.search.position().outcome() {
+                let done = entry.take().expect("slot is live");
+                progress.games += 1;
+                on_game(FinishedGame { plies: done.plies, outcome });
+                if more_games(&progress) {
+                    *entry = Some(new_slot(variant, cfg, &mut rng));
+                }
+            } else {
+                configure(slot, cfg, &mut rng);
+            }
+        }
+        if !on_step(&progress) {
+            break;
+        }
+    }
+    progress
+}
+
+fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, rng: &mut SmallRng) -> Slot {
+    let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
+    let mut slot = Slot { search, plies: Vec::new(), full: true };
+    configure(&mut slot, cfg, rng);
+    slot
+}
+
+/// Chooses full or fast search for the slot's next move.
+fn configure(slot: &mut Slot, cfg: &SelfPlayConfig, rng: &mut SmallRng) {
+    slot.full = cfg.fast_probability <= 0.0 || rng.gen::<f32>() >= cfg.fast_probability;
+    let mut c = cfg.search.clone();
+    if !slot.full {
+        c.simulations = cfg.fast_simulations.max(1);
+        c.noise = None;
+        if let RootPolicy::Gumbel { k, .. } = &mut c.root {
+            *k = (*k).min(c.simulations as usize).max(2);
+        }
+    }
+    slot.search.set_config(c);
+    slot.search.start();
+}
+
+/// The moves of a game, replayed to positions: `(position before the ply, ply)`.
+pub fn replay<'a>(variant: &Arc<Variant>, plies: &'a [PlyRecord]) -> impl Iterator<Item = (Position, &'a PlyRecord)> {
+    let mut pos = Position::start(variant.clone());
+    plies.iter().map(move |p| {
+        let before = pos.clone();
+        pos.make(p.mv);
+        (before, p)
+    })
+}

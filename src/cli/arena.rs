@@ -13,8 +13,13 @@ use tafl_lab::nn::{checkpoint, ModelMeta, NetConfig, TaflNet};
 use tafl_lab::rules::Variant;
 use tafl_lab::search::Proof;
 
-fn parse_spec(flag: &str, s: &str) -> Result<AgentSpec> {
-    s.parse::<AgentSpec>().map_err(|e| anyhow!("{flag}: {e}"))
+/// Parses an agent spec; `device` applies where the spec names none.
+fn parse_spec(flag: &str, s: &str, device: &str) -> Result<AgentSpec> {
+    let mut spec = s.parse::<AgentSpec>().map_err(|e| anyhow!("{flag}: {e}"))?;
+    if !s.contains("device=") {
+        spec.device = device.to_string();
+    }
+    Ok(spec)
 }
 
 fn proof_name(p: Proof) -> &'static str {
@@ -26,8 +31,8 @@ fn proof_name(p: Proof) -> &'static str {
     }
 }
 
-pub fn analyze(args: &PositionArgs, agent: &str, json: bool, top: usize, out: &mut impl Write) -> Result<()> {
-    let spec = parse_spec("--agent", agent)?;
+pub fn analyze(args: &PositionArgs, agent: &str, device: &str, json: bool, top: usize, out: &mut impl Write) -> Result<()> {
+    let spec = parse_spec("--agent", agent, device)?;
     let pos = args.position()?;
     if let Some(o) = pos.outcome() {
         bail!("the game is over ({o}); nothing to analyze");
@@ -90,6 +95,7 @@ pub struct MatchArgs {
     pub games: usize,
     pub seed: u64,
     pub opening_plies: u32,
+    pub device: String,
     pub json: bool,
     pub quiet: bool,
 }
@@ -100,8 +106,8 @@ fn wdl_text(w: Wdl) -> String {
 
 pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&m.variant)?);
-    let a = parse_spec("--a", &m.a)?;
-    let b = parse_spec("--b", &m.b)?;
+    let a = parse_spec("--a", &m.a, &m.device)?;
+    let b = parse_spec("--b", &m.b, &m.device)?;
     if m.games == 0 {
         bail!("--games: must be at least 1");
     }

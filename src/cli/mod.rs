@@ -84,6 +84,9 @@ enum Command {
         /// Print one JSON object (best_move, value, proof, pv, moves, ...).
         #[arg(long)]
         json: bool,
+        /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
+        #[arg(long, default_value = "auto")]
+        device: String,
         /// How many root moves to list.
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -111,6 +114,9 @@ enum Command {
         /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
         #[arg(long)]
         json: bool,
+        /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
+        #[arg(long, default_value = "auto")]
+        device: String,
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
@@ -239,9 +245,9 @@ pub fn run() -> Result<()> {
         }
         Command::Replay { pos, file } => replay(&pos, &file, &mut out)?,
         Command::Demo { variant, seed } => demo(&variant, seed, &mut out)?,
-        Command::Analyze { pos, agent, json, top } => arena::analyze(&pos, &agent, json, top, &mut out)?,
-        Command::Match { variant, a, b, games, seed, opening_plies, json, quiet } => {
-            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, json, quiet };
+        Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device, json, top, &mut out)?,
+        Command::Match { variant, a, b, games, seed, opening_plies, json, device, quiet } => {
+            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, json, quiet };
             arena::run_match(&m, &mut out)?
         }
         Command::NewModel { variant, out: path, blocks, channels, seed } => {

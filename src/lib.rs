@@ -8,7 +8,9 @@
 //! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
 //!   evaluator.
 //! - [`selfplay`]: many games stepped in lockstep, one batched evaluator call per step.
-//! - [`arena`]: agents from spec strings and matches between them.
+//! - [`train`]: the generation loop (self-play, replay window, SGD, checkpoints, evaluation),
+//!   run directories, resume, self-play workers.
+//! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Elo.
 //!
 //! [`fsio`] (atomic file writes) serves every layer that writes files.
 
@@ -19,3 +21,5 @@ pub mod play;
 pub mod rules;
 pub mod search;
 pub mod selfplay;
+pub mod stats;
+pub mod train;

@@ -3,6 +3,7 @@
 
 mod arena;
 mod bench;
+mod train;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -118,6 +119,45 @@ enum Command {
         #[arg(long, default_value = "auto")]
         device: String,
         /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Train a network by self-play in generations (the main job). With no --config, the
+    /// embedded default trains brandubh on a CPU within the budget it prints at start.
+    Train {
+        /// Run config (configs/runs/*.toml); default: the embedded brandubh config.
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
+        /// Run directory (default: runs/<name>).
+        #[arg(long)]
+        run_dir: Option<std::path::PathBuf>,
+        /// Continue the run in --run-dir (its saved config is used).
+        #[arg(long)]
+        resume: bool,
+        /// Stop after this generation (overrides the config's budget).
+        #[arg(long)]
+        generations: Option<u64>,
+        /// Stop before this many minutes of run time in total (overrides the config's budget).
+        #[arg(long)]
+        minutes: Option<f64>,
+        /// No progress bars; one line per generation.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// A self-play worker: plays games with the newest model of a run and writes shards into
+    /// its games/ directory (many may share one run directory).
+    Selfplay {
+        #[arg(long)]
+        run_dir: std::path::PathBuf,
+        /// Stop after this many games (0 = run until killed).
+        #[arg(long, default_value_t = 0)]
+        games: u64,
+        /// Stop after this many minutes (0 = no limit).
+        #[arg(long, default_value_t = 0.0)]
+        minutes: f64,
+        /// Worker name used in shard file names (the process id is added).
+        #[arg(long, default_value = "worker")]
+        name: String,
         #[arg(long)]
         quiet: bool,
     },
@@ -250,6 +290,10 @@ pub fn run() -> Result<()> {
             let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, json, quiet };
             arena::run_match(&m, &mut out)?
         }
+        Command::Train { config, run_dir, resume, generations, minutes, quiet } => {
+            train::train(config.as_deref(), run_dir, resume, tafl_lab::train::Overrides { generations, minutes }, quiet)?
+        }
+        Command::Selfplay { run_dir, games, minutes, name, quiet } => train::selfplay(&run_dir, games, minutes, &name, quiet)?,
         Command::NewModel { variant, out: path, blocks, channels, seed } => {
             arena::new_model(&variant, &path, blocks, channels, seed, &mut out)?
         }

@@ -71,9 +71,14 @@ fn format_err(path: &Path, message: impl Into<String>) -> NnError {
 
 /// Writes `net` and its metadata to `path` atomically.
 pub fn save(net: &TaflNet, meta: &ModelMeta, path: &Path) -> Result<(), NnError> {
-    let mut vars: Vec<(String, Tensor)> = net.vs.variables().into_iter().collect();
-    vars.sort_by(|a, b| a.0.cmp(&b.0));
-    let data: Vec<(String, Vec<usize>, Vec<u8>)> = vars
+    let json = serde_json::to_string(meta).expect("metadata serializes");
+    write_tensors(path, net.vs.variables().into_iter().collect(), Some(json))
+}
+
+/// Writes named tensors (as f32) and an optional `tafl_lab` metadata string atomically.
+pub fn write_tensors(path: &Path, mut tensors: Vec<(String, Tensor)>, meta: Option<String>) -> Result<(), NnError> {
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    let data: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
         .iter()
         .map(|(name, t)| {
             let t = t.to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
@@ -87,15 +92,37 @@ pub fn save(net: &TaflNet, meta: &ModelMeta, path: &Path) -> Result<(), NnError>
         .collect();
     let views = data
         .iter()
-        .map(|(name, shape, bytes)| {
-            TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v))
-        })
+        .map(|(name, shape, bytes)| TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format_err(path, e.to_string()))?;
-    let json = serde_json::to_string(meta).expect("metadata serializes");
-    let info = Some(HashMap::from([(META_KEY.to_string(), json)]));
+    let info = meta.map(|json| HashMap::from([(META_KEY.to_string(), json)]));
     let bytes = safetensors::tensor::serialize(views, &info).map_err(|e| format_err(path, e.to_string()))?;
     atomic_write(path, &bytes).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present).
+pub fn read_into(path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
+    let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+    copy_into(&bytes, path, vars)
+}
+
+fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
+    let st = SafeTensors::deserialize(bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
+    if st.len() != vars.len() {
+        return Err(format_err(path, format!("{} tensors, expected {}", st.len(), vars.len())));
+    }
+    tch::no_grad(|| {
+        for (name, var) in vars.iter_mut() {
+            let view = st.tensor(name).map_err(|_| format_err(path, format!("tensor {name} missing")))?;
+            let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
+            if view.dtype() != Dtype::F32 || shape != var.size() {
+                return Err(format_err(path, format!("tensor {name}: {:?} {shape:?}, expected F32 {:?}", view.dtype(), var.size())));
+            }
+            let t = Tensor::f_from_data_size(view.data(), &shape, Kind::Float).map_err(|e| format_err(path, e.to_string()))?;
+            var.copy_(&t.to_device(var.device()));
+        }
+        Ok(())
+    })
 }
 
 /// Follows run-directory conventions: a directory means its `models/latest` (or `latest`)
@@ -152,23 +179,7 @@ pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(T
     if let Some(v) = variant {
         meta.check_variant(v, path)?;
     }
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| format_err(path, format!("{e:?}")))?;
     let net = TaflNet::new(meta.board_size, meta.net, device);
-    let mut vars = net.vs.variables();
-    if st.len() != vars.len() {
-        return Err(format_err(path, format!("{} tensors, the {} network has {}", st.len(), meta.net, vars.len())));
-    }
-    tch::no_grad(|| -> Result<(), NnError> {
-        for (name, var) in vars.iter_mut() {
-            let view = st.tensor(name).map_err(|_| format_err(path, format!("tensor {name} missing")))?;
-            let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-            if view.dtype() != Dtype::F32 || shape != var.size() {
-                return Err(format_err(path, format!("tensor {name}: {:?} {shape:?}, expected F32 {:?}", view.dtype(), var.size())));
-            }
-            let t = Tensor::f_from_data_size(view.data(), &shape, Kind::Float).map_err(|e| format_err(path, e.to_string()))?;
-            var.copy_(&t.to_device(device));
-        }
-        Ok(())
-    })?;
+    copy_into(&bytes, path, &mut net.vs.variables())?;
     Ok((net, meta))
 }

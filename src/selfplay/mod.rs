@@ -9,6 +9,8 @@
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
 //! used as a policy target; only full searches (with root noise) become targets.
 
+pub mod shard;
+
 use crate::rules::{Move, Outcome, Position, Variant};
 use crate::search::{Evaluator, RootPolicy, Search, SearchConfig};
 use rand::rngs::SmallRng;

@@ -1,0 +1,84 @@
+//! `tafl-lab train` and `tafl-lab selfplay`: the main job and its workers, with progress bars
+//! (or plain lines with --quiet).
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tafl_lab::train::{self, Overrides, Reporter, RunConfig, DEFAULT_CONFIG};
+
+/// Progress bars on the terminal; `quiet` keeps only the lines.
+pub struct BarReporter {
+    bar: Mutex<Option<ProgressBar>>,
+    quiet: bool,
+}
+
+impl BarReporter {
+    pub fn new(quiet: bool) -> BarReporter {
+        BarReporter { bar: Mutex::new(None), quiet }
+    }
+}
+
+impl Reporter for BarReporter {
+    fn start(&self, phase: &str, total: u64) {
+        if self.quiet {
+            return;
+        }
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:<28} [{bar:30}] {pos}/{len} {elapsed_precise} (eta {eta}) {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(phase.to_string());
+        *self.bar.lock().expect("not poisoned") = Some(bar);
+    }
+    fn advance(&self, n: u64, message: &str) {
+        if let Some(b) = self.bar.lock().expect("not poisoned").as_ref() {
+            b.inc(n);
+            if !message.is_empty() {
+                b.set_message(message.to_string());
+            }
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = self.bar.lock().expect("not poisoned").take() {
+            b.finish_and_clear();
+        }
+    }
+    fn line(&self, text: &str) {
+        match self.bar.lock().expect("not poisoned").as_ref() {
+            Some(b) => b.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+pub fn train(config: Option<&Path>, run_dir: Option<PathBuf>, resume: bool, overrides: Overrides, quiet: bool) -> Result<()> {
+    let cfg = match config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+            RunConfig::from_toml(&text, &p.display().to_string())?
+        }
+        None => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
+    };
+    let dir = run_dir.unwrap_or_else(|| PathBuf::from("runs").join(&cfg.name));
+    // One self-play thread per core share; torch's thread count is set once.
+    tafl_lab::nn::set_torch_threads((threads() / cfg.selfplay.threads.max(1)).max(1));
+    let reporter = BarReporter::new(quiet);
+    train::train(Some(cfg), &dir, resume, &overrides, &reporter)?;
+    reporter.line(&format!("run directory: {} (metrics.jsonl, models/latest)", dir.display()));
+    Ok(())
+}
+
+pub fn selfplay(run_dir: &Path, games: u64, minutes: f64, name: &str, quiet: bool) -> Result<()> {
+    tafl_lab::nn::set_torch_threads(threads());
+    let reporter = BarReporter::new(quiet);
+    let n = train::worker(run_dir, name, games, minutes, &reporter)?;
+    reporter.line(&format!("worker wrote {n} games to {}", run_dir.join("games").display()));
+    Ok(())
+}

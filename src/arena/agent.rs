@@ -119,6 +119,12 @@ impl AgentSpec {
         }
     }
 
+    /// The same spec under another display text (used when a sweep changes `sims`).
+    pub fn with_text(mut self, text: &str) -> AgentSpec {
+        self.text = text.to_string();
+        self
+    }
+
     /// Whether the agent runs a network.
     pub fn uses_model(&self) -> bool {
         self.model.is_some()

@@ -96,6 +96,7 @@ pub struct MatchArgs {
     pub seed: u64,
     pub opening_plies: u32,
     pub device: String,
+    pub record: Option<PathBuf>,
     pub json: bool,
     pub quiet: bool,
 }
@@ -131,6 +132,20 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
         bar.inc(1);
     })?;
     bar.finish_and_clear();
+    if let Some(path) = &m.record {
+        let mut text = String::new();
+        for g in &games {
+            let moves: Vec<String> = g.moves.iter().map(|mv| mv.to_string()).collect();
+            text.push_str(&format!(
+                "# game {}: A ({a}) plays {}; {}\n{}\n",
+                g.index + 1,
+                g.a_side.name(),
+                g.outcome,
+                moves.join(" ")
+            ));
+        }
+        tafl_lab::fsio::atomic_write(path, text.as_bytes()).map_err(|e| anyhow!("--record {}: {e}", path.display()))?;
+    }
     let s = MatchSummary::from_games(&games);
     let secs = t.elapsed().as_secs_f64();
     if m.json {

@@ -2,6 +2,7 @@
 //! that uses `anyhow`, prints progress and chooses exit codes.
 
 mod arena;
+mod balance;
 mod bench;
 mod train;
 
@@ -118,6 +119,9 @@ enum Command {
         /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
         #[arg(long, default_value = "auto")]
         device: String,
+        /// Write every game's moves to this file (a comment line, then the moves).
+        #[arg(long)]
+        record: Option<std::path::PathBuf>,
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
@@ -160,6 +164,55 @@ enum Command {
         name: String,
         #[arg(long)]
         quiet: bool,
+    },
+    /// Measure variant balance: an agent plays itself on each variant; attacker, defender
+    /// and draw rates with 95% Wilson intervals, game lengths and end reasons, beside human
+    /// figures where they exist. Writes report.md, balance.csv, balance.json and plots.
+    Balance {
+        /// Comma-separated variants (preset names, TOML paths or OpenTafl rules strings).
+        #[arg(long, default_value = "brandubh", required_unless_present = "compare")]
+        variants: String,
+        /// The agent for both sides.
+        #[arg(long, default_value = "mcts:sims=200")]
+        agent: String,
+        /// Games per variant and budget.
+        #[arg(long, default_value_t = 200)]
+        games: usize,
+        /// Output directory.
+        #[arg(long, default_value = "report", required_unless_present = "compare")]
+        out: std::path::PathBuf,
+        /// Random seed: the same seed repeats the run exactly.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Sweep the search budget, e.g. 16,64,256 (balance often shifts with strength).
+        #[arg(long)]
+        sims: Option<String>,
+        /// Change a rule for this run, e.g. --set king_strength=strong (repeatable).
+        #[arg(long = "set")]
+        sets: Vec<String>,
+        /// Random opening plies before the agent plays (variety for deterministic agents).
+        #[arg(long, default_value_t = 0)]
+        opening_plies: u32,
+        /// Device for network agents.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Compare two balance.json files instead: is the defenders' rate different?
+        #[arg(long, num_args = 2, value_names = ["A", "B"])]
+        compare: Option<Vec<std::path::PathBuf>>,
+        /// With --compare: print JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Learning curves of a run (Elo and baseline scores against generation and time,
+    /// self-play per-side rates, losses) as Markdown and SVG/PNG plots.
+    Report {
+        #[arg(long)]
+        run_dir: std::path::PathBuf,
+        /// Output directory (default: RUN_DIR/report).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Write a freshly initialised (untrained) network for a variant.
     NewModel {
@@ -286,14 +339,25 @@ pub fn run() -> Result<()> {
         Command::Replay { pos, file } => replay(&pos, &file, &mut out)?,
         Command::Demo { variant, seed } => demo(&variant, seed, &mut out)?,
         Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device, json, top, &mut out)?,
-        Command::Match { variant, a, b, games, seed, opening_plies, json, device, quiet } => {
-            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, json, quiet };
+        Command::Match { variant, a, b, games, seed, opening_plies, json, device, record, quiet } => {
+            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, record, json, quiet };
             arena::run_match(&m, &mut out)?
         }
         Command::Train { config, run_dir, resume, generations, minutes, quiet } => {
             train::train(config.as_deref(), run_dir, resume, tafl_lab::train::Overrides { generations, minutes }, quiet)?
         }
         Command::Selfplay { run_dir, games, minutes, name, quiet } => train::selfplay(&run_dir, games, minutes, &name, quiet)?,
+        Command::Balance { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device, compare, json, quiet } => {
+            match compare {
+                Some(files) => balance::compare(&files[0], &files[1], json, &mut out)?,
+                None => {
+                    let command = std::env::args().collect::<Vec<_>>().join(" ");
+                    let args = balance::BalanceArgs { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device, quiet };
+                    balance::run(&args, &command, &mut out)?
+                }
+            }
+        }
+        Command::Report { run_dir, out: dir } => balance::run_report(&run_dir, dir, &mut out)?,
         Command::NewModel { variant, out: path, blocks, channels, seed } => {
             arena::new_model(&variant, &path, blocks, channels, seed, &mut out)?
         }

@@ -30,6 +30,11 @@ pub struct SelfPlayConfig {
     pub fast_probability: f32,
     /// Simulations of a fast search.
     pub fast_simulations: u32,
+    /// Simulations of the attackers' full searches, when they differ (0 = the same as
+    /// `search`). Giving the weaker side of a lopsided variant more search (KataGo's
+    /// "playout doubling advantage" idea) makes it win some self-play games, so the network
+    /// sees what works for that side.
+    pub attacker_simulations: u32,
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
@@ -43,6 +48,7 @@ impl Default for SelfPlayConfig {
             search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() },
             fast_probability: 0.0,
             fast_simulations: 8,
+            attacker_simulations: 0,
             temperature_plies: 8,
         }
     }
@@ -185,6 +191,9 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, rng: &mut SmallRng) ->
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig, rng: &mut SmallRng) {
     slot.full = cfg.fast_probability <= 0.0 || rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
+    if cfg.attacker_simulations > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
+        c.simulations = cfg.attacker_simulations;
+    }
     if !slot.full {
         c.simulations = cfg.fast_simulations.max(1);
         c.noise = None;

@@ -1,4 +1,34 @@
-//! Statistics of game results: Elo differences from scores.
+//! Statistics of game results: confidence intervals for rates (Wilson), Elo differences with
+//! intervals, the sequential probability ratio test for matches, a two-proportion test for
+//! comparing balance runs, and the human reference figures balance reports show.
+//!
+//! No dependencies beyond std: every formula is short and tested against published values.
+
+pub mod balance;
+pub mod plot;
+pub mod report;
+
+/// The 97.5% quantile of the standard normal distribution (two-sided 95%).
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// Wilson score interval for `successes` out of `n` at normal quantile `z` (Wilson 1927;
+/// Newcombe 1998, method 3). Returns (low, high); (0, 1) when `n` is 0.
+pub fn wilson(successes: u64, n: u64, z: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (n, p) = (n as f64, successes as f64 / n as f64);
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denom;
+    let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((center - half).max(0.0), (center + half).min(1.0))
+}
+
+/// Expected score of a player `elo` points stronger (logistic model).
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
 
 /// Elo difference implied by a score in (0, 1) over `games` games; scores of 0 or 1 are
 /// pulled in by half a game so the figure stays finite.
@@ -8,16 +38,211 @@ pub fn elo_from_score(score: f64, games: u32) -> f64 {
     -400.0 * (1.0 / s - 1.0).log10()
 }
 
+/// Mean and per-game variance of the score of a match with `w` wins, `d` draws, `l` losses.
+fn score_stats(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
+    let n = (w + d + l) as f64;
+    let s = (w as f64 + 0.5 * d as f64) / n;
+    let var = (w as f64 * (1.0 - s).powi(2) + d as f64 * (0.5 - s).powi(2) + l as f64 * s.powi(2)) / n;
+    (n, s, var)
+}
+
+/// Elo difference with a 95% interval (normal approximation on the trinomial score).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct EloEstimate {
+    pub elo: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+pub fn elo_interval(w: u64, d: u64, l: u64) -> EloEstimate {
+    let (n, s, var) = score_stats(w, d, l);
+    let games = n as u32;
+    let half = Z95 * (var / n).sqrt();
+    EloEstimate {
+        elo: elo_from_score(s, games),
+        low: elo_from_score((s - half).max(0.0), games),
+        high: elo_from_score((s + half).min(1.0), games),
+    }
+}
+
+/// Sequential probability ratio test between Elo `elo0` (H0) and `elo1` (H1), with error
+/// rates alpha and beta, in the generalized form of Van den Bergh (the one fishtest uses for
+/// trinomial results): LLR ≈ n (s1 - s0)(2s - s0 - s1) / (2 var).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// Where an SPRT stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SprtDecision {
+    AcceptH0,
+    AcceptH1,
+    Continue,
+}
+
+impl Sprt {
+    pub fn new(elo0: f64, elo1: f64) -> Sprt {
+        Sprt { elo0, elo1, alpha: 0.05, beta: 0.05 }
+    }
+
+    /// (lower, upper) bounds of the log-likelihood ratio: ln(beta / (1 - alpha)) and
+    /// ln((1 - beta) / alpha).
+    pub fn bounds(&self) -> (f64, f64) {
+        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+    }
+
+    /// The log-likelihood ratio after `w` wins, `d` draws and `l` losses.
+    pub fn llr(&self, w: u64, d: u64, l: u64) -> f64 {
+        if w + d + l == 0 {
+            return 0.0;
+        }
+        let (n, s, var) = score_stats(w, d, l);
+        if var <= 0.0 {
+            // All games alike: use a tiny variance so the sign of the evidence still counts.
+            return self.llr_with(n, s, 1e-3);
+        }
+        self.llr_with(n, s, var)
+    }
+
+    fn llr_with(&self, n: f64, s: f64, var: f64) -> f64 {
+        let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
+        n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
+    }
+
+    pub fn decide(&self, w: u64, d: u64, l: u64) -> SprtDecision {
+        let (lo, hi) = self.bounds();
+        let llr = self.llr(w, d, l);
+        if llr >= hi {
+            SprtDecision::AcceptH1
+        } else if llr <= lo {
+            SprtDecision::AcceptH0
+        } else {
+            SprtDecision::Continue
+        }
+    }
+}
+
+/// Standard normal CDF (via erfc, Numerical Recipes' Chebyshev fit, |error| < 1.2e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    0.5 * erfc(-x / std::f64::consts::SQRT_2)
+}
+
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let r = t * (-z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+        .exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+/// Two-proportion z-test (pooled): returns (z, two-sided p-value) for x1/n1 against x2/n2.
+pub fn two_proportion_test(x1: u64, n1: u64, x2: u64, n2: u64) -> (f64, f64) {
+    let (p1, p2) = (x1 as f64 / n1.max(1) as f64, x2 as f64 / n2.max(1) as f64);
+    let p = (x1 + x2) as f64 / (n1 + n2).max(1) as f64;
+    let se = (p * (1.0 - p) * (1.0 / n1.max(1) as f64 + 1.0 / n2.max(1) as f64)).sqrt();
+    if se == 0.0 {
+        return (0.0, 1.0);
+    }
+    let z = (p1 - p2) / se;
+    (z, 2.0 * (1.0 - normal_cdf(z.abs())))
+}
+
+/// Balance figures from human play, where they exist (`shared/reference/anchors.md`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct HumanFigures {
+    pub defenders_win: f64,
+    pub attackers_win: Option<f64>,
+    pub draws: Option<f64>,
+    pub games: Option<u32>,
+    pub source: &'static str,
+}
+
+/// Human figures for a preset name.
+pub fn human_figures(variant: &str) -> Option<HumanFigures> {
+    let f = |d, a, dr, g, source| Some(HumanFigures { defenders_win: d, attackers_win: a, draws: dr, games: g, source });
+    match variant {
+        "copenhagen" => f(0.558, Some(0.438), Some(0.004), Some(1721), "aagenielsen.dk, 1,721 finished games"),
+        "brandubh" => f(0.595, Some(0.402), Some(0.004), Some(518), "aagenielsen.dk, 518 finished games"),
+        "tablut" => f(0.46, None, None, None, "World Tafl Federation statistics"),
+        "tawlbwrdd" => f(0.47, None, None, None, "World Tafl Federation statistics"),
+        "fetlar" => f(0.44, Some(0.39), Some(0.17), None, "2011 aagenielsen.dk tournament analysis"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn wilson_matches_newcombe_1998() {
+        // Newcombe (1998), Statistics in Medicine 17:857-872, Table II, method 3 (Wilson).
+        let cases = [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)];
+        for (x, n, lo, hi) in cases {
+            let (l, h) = wilson(x, n, Z95);
+            assert!((l - lo).abs() < 5e-5 && (h - hi).abs() < 5e-5, "{x}/{n}: ({l:.4}, {h:.4}) vs ({lo}, {hi})");
+        }
+        assert_eq!(wilson(0, 0, Z95), (0.0, 1.0));
+    }
+
+    #[test]
     fn elo_of_known_scores() {
         assert!(elo_from_score(0.5, 100).abs() < 1e-9);
-        // 75% is about +190.8 Elo (400 log10 3).
+        // 75% is 400 log10(3) = +190.85 Elo; 90% is 400 log10(9) = +381.7.
         assert!((elo_from_score(0.75, 100) - 190.848).abs() < 1e-3);
+        assert!((elo_from_score(0.9, 100) - 381.697).abs() < 1e-3);
         assert!((elo_from_score(0.25, 100) + 190.848).abs() < 1e-3);
         assert!(elo_from_score(1.0, 10).is_finite() && elo_from_score(1.0, 10) > 500.0);
+        assert!((score_from_elo(190.848) - 0.75).abs() < 1e-6);
+    }
+
+    #[test]
+    fn elo_interval_brackets_the_estimate() {
+        // 60 wins, 20 draws, 20 losses: score 0.7, +147.2 Elo.
+        let e = elo_interval(60, 20, 20);
+        assert!((e.elo - 147.19).abs() < 0.01);
+        assert!(e.low < e.elo && e.elo < e.high);
+        // Score standard error: sqrt(var/n) with var = 0.6*0.09 + 0.2*0.04 + 0.2*0.49 = 0.16.
+        let half = Z95 * (0.16f64 / 100.0).sqrt();
+        assert!((e.low - elo_from_score(0.7 - half, 100)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sprt_bounds_and_decisions() {
+        let s = Sprt::new(0.0, 10.0);
+        let (lo, hi) = s.bounds();
+        // alpha = beta = 0.05: ln(0.05/0.95) = -2.944, ln(0.95/0.05) = +2.944 (Wald 1945).
+        assert!((lo + 2.944_438_979).abs() < 1e-6 && (hi - 2.944_438_979).abs() < 1e-6);
+        // The LLR by hand for 60-20-20 (s = 0.7, var = 0.16, n = 100).
+        let (s0, s1) = (0.5, score_from_elo(10.0));
+        let want = 100.0 * (s1 - s0) * (1.4 - s0 - s1) / 0.32;
+        assert!((s.llr(60, 20, 20) - want).abs() < 1e-9);
+        assert_eq!(s.decide(60, 20, 20), SprtDecision::AcceptH1);
+        assert_eq!(s.decide(20, 20, 60), SprtDecision::AcceptH0);
+        assert_eq!(s.decide(3, 2, 2), SprtDecision::Continue);
+    }
+
+    #[test]
+    fn two_proportion_test_by_hand() {
+        // 60/100 against 45/100: pooled 0.525, se = sqrt(0.525*0.475*0.02) = 0.070622, z = 2.1240.
+        let (z, p) = two_proportion_test(60, 100, 45, 100);
+        assert!((z - 2.1240).abs() < 1e-3, "{z}");
+        assert!((p - 0.03367).abs() < 2e-4, "{p}");
+        assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+        assert_eq!(two_proportion_test(0, 10, 0, 10), (0.0, 1.0));
     }
 }

@@ -60,6 +60,10 @@ pub struct SelfPlaySection {
     pub fast_probability: f32,
     #[serde(default = "eight_u32")]
     pub fast_simulations: u32,
+    /// Simulations of the attackers' full searches (0 = `simulations`): more search for the
+    /// side that loses most self-play games.
+    #[serde(default)]
+    pub attacker_simulations: u32,
     /// Plies sampled with temperature 1 at the start of a game (PUCT root).
     #[serde(default = "eight_u32")]
     pub temperature_plies: u32,
@@ -277,6 +281,7 @@ impl RunConfig {
             search: SearchConfig { simulations: s.simulations, batch: s.leaves_per_tree, root, noise, ..SearchConfig::default() },
             fast_probability: s.fast_probability,
             fast_simulations: s.fast_simulations,
+            attacker_simulations: s.attacker_simulations,
             temperature_plies: s.temperature_plies,
         }
     }

@@ -1,0 +1,324 @@
+//! Variant balance: an agent plays itself many times per variant (and per search budget, and
+//! with rule tweaks), and the attacker/defender/draw rates come out with Wilson intervals,
+//! game lengths and win reasons, beside human figures where they exist.
+
+use super::plot::{self, BarSeries, Chart, PlotError, Series};
+use super::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
+use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig};
+use crate::fsio::atomic_write;
+use crate::rules::{Reason, Side, Variant};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One measured configuration: a variant (maybe tweaked) at one search budget.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BalanceRow {
+    pub variant: String,
+    /// The rule changes applied (`key=value`), empty for the preset as is.
+    pub changes: Vec<String>,
+    pub agent: String,
+    pub sims: u32,
+    pub seed: u64,
+    pub games: u32,
+    pub attackers_win: u32,
+    pub defenders_win: u32,
+    pub draws: u32,
+    pub attackers_rate: f64,
+    pub defenders_rate: f64,
+    pub draws_rate: f64,
+    pub attackers_ci: [f64; 2],
+    pub defenders_ci: [f64; 2],
+    pub draws_ci: [f64; 2],
+    pub mean_length: f64,
+    pub median_length: f64,
+    /// (first ply, last ply, games) per bin.
+    pub length_histogram: Vec<(u32, u32, u32)>,
+    /// Games per end reason (every reason listed, zeros included).
+    pub reasons: BTreeMap<String, u32>,
+    pub human: Option<HumanRef>,
+}
+
+/// Human figures as stored in reports.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HumanRef {
+    pub defenders_win: f64,
+    pub attackers_win: Option<f64>,
+    pub draws: Option<f64>,
+    pub source: String,
+}
+
+impl From<HumanFigures> for HumanRef {
+    fn from(h: HumanFigures) -> HumanRef {
+        HumanRef { defenders_win: h.defenders_win, attackers_win: h.attackers_win, draws: h.draws, source: h.source.to_string() }
+    }
+}
+
+impl BalanceRow {
+    /// A short name: `brandubh [king_strength=strong] @ 64 sims`.
+    pub fn label(&self) -> String {
+        let mut s = self.variant.clone();
+        if !self.changes.is_empty() {
+            let _ = write!(s, " [{}]", self.changes.join(", "));
+        }
+        let _ = write!(s, " @ {} sims", self.sims);
+        s
+    }
+
+    /// Sums up finished games.
+    pub fn from_games(variant: &Variant, changes: &[String], agent: &AgentSpec, seed: u64, games: &[GameResult]) -> BalanceRow {
+        let n = games.len() as u64;
+        let count = |w: Option<Side>| games.iter().filter(|g| g.outcome.winner == w).count() as u64;
+        let (att, def, draw) = (count(Some(Side::Attackers)), count(Some(Side::Defenders)), count(None));
+        let ci = |x: u64| {
+            let (l, h) = wilson(x, n, Z95);
+            [l, h]
+        };
+        let rate = |x: u64| x as f64 / n.max(1) as f64;
+        let mut lengths: Vec<u32> = games.iter().map(|g| g.moves.len() as u32).collect();
+        lengths.sort_unstable();
+        let mean = lengths.iter().map(|&x| x as f64).sum::<f64>() / n.max(1) as f64;
+        let median = match lengths.len() {
+            0 => 0.0,
+            k if k % 2 == 1 => lengths[k / 2] as f64,
+            k => (lengths[k / 2 - 1] + lengths[k / 2]) as f64 / 2.0,
+        };
+        let mut reasons: BTreeMap<String, u32> = Reason::ALL.iter().map(|r| (r.name().to_string(), 0)).collect();
+        for g in games {
+            *reasons.entry(g.outcome.reason.name().to_string()).or_default() += 1;
+        }
+        BalanceRow {
+            variant: variant.name.clone(),
+            changes: changes.to_vec(),
+            agent: agent.to_string(),
+            sims: agent.sims,
+            seed,
+            games: n as u32,
+            attackers_win: att as u32,
+            defenders_win: def as u32,
+            draws: draw as u32,
+            attackers_rate: rate(att),
+            defenders_rate: rate(def),
+            draws_rate: rate(draw),
+            attackers_ci: ci(att),
+            defenders_ci: ci(def),
+            draws_ci: ci(draw),
+            mean_length: mean,
+            median_length: median,
+            length_histogram: histogram(&lengths, 12),
+            reasons,
+            human: if changes.is_empty() { human_figures(&variant.name).map(HumanRef::from) } else { None },
+        }
+    }
+}
+
+/// Equal-width bins over the observed range (at most `bins`).
+fn histogram(sorted: &[u32], bins: u32) -> Vec<(u32, u32, u32)> {
+    let (Some(&lo), Some(&hi)) = (sorted.first(), sorted.last()) else { return Vec::new() };
+    let width = ((hi - lo) / bins + 1).max(1);
+    let mut out: Vec<(u32, u32, u32)> = (0..).map(|i| (lo + i * width, lo + (i + 1) * width - 1, 0)).take_while(|b| b.0 <= hi).collect();
+    for &x in sorted {
+        out[((x - lo) / width) as usize].2 += 1;
+    }
+    out
+}
+
+/// What to measure.
+pub struct BalanceJob {
+    pub variant: Arc<Variant>,
+    pub changes: Vec<String>,
+    pub agent: AgentSpec,
+}
+
+/// Plays `games` self-play games for each job (agent against itself, in parallel) and sums
+/// them up. `on_game` is called as each game finishes.
+pub fn measure(jobs: &[BalanceJob], games: usize, seed: u64, opening_plies: u32, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Vec<BalanceRow>, AgentError> {
+    jobs.iter()
+        .map(|job| {
+            let cfg = MatchConfig { games, seed, opening_plies };
+            let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
+            Ok(BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results))
+        })
+        .collect()
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn ci(c: [f64; 2]) -> String {
+    format!("{:.1}–{:.1}", 100.0 * c[0], 100.0 * c[1])
+}
+
+/// The Markdown report.
+pub fn markdown(rows: &[BalanceRow], command: &str) -> String {
+    let mut s = String::from("# Balance report\n\n");
+    let _ = writeln!(s, "Command: `{command}`\n");
+    let _ = writeln!(s, "Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.\n");
+    s.push_str("| variant | games | attackers win | defenders win (95% CI) | draws | human defenders win | mean / median plies |\n|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        let human = r.human.as_ref().map_or("–".to_string(), |h| format!("{} ({})", pct(h.defenders_win), h.source));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} ({}) | {} | {} | {:.1} / {:.1} |",
+            r.label(),
+            r.games,
+            pct(r.attackers_rate),
+            pct(r.defenders_rate),
+            ci(r.defenders_ci),
+            pct(r.draws_rate),
+            human,
+            r.mean_length,
+            r.median_length
+        );
+    }
+    s.push_str("\n## How games ended\n\n| variant |");
+    for reason in Reason::ALL {
+        let _ = write!(s, " {} |", reason.name());
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(Reason::ALL.len()));
+    s.push('\n');
+    for r in rows {
+        let _ = write!(s, "| {} |", r.label());
+        for reason in Reason::ALL {
+            let _ = write!(s, " {} |", r.reasons.get(reason.name()).copied().unwrap_or(0));
+        }
+        s.push('\n');
+    }
+    s.push_str("\n## Plots\n\n![win rates](rates.png)\n\n![game lengths](lengths.png)\n");
+    if rows.iter().map(|r| r.sims).collect::<std::collections::BTreeSet<_>>().len() > 1 {
+        s.push_str("\n![defenders' rate against search budget](strength.png)\n");
+    }
+    s
+}
+
+/// The CSV table (one row per measured configuration).
+pub fn csv(rows: &[BalanceRow]) -> String {
+    let mut s = String::from("variant,changes,agent,sims,games,attackers_win,defenders_win,draws,attackers_rate,defenders_rate,draws_rate,defenders_ci_low,defenders_ci_high,mean_length,median_length");
+    for reason in Reason::ALL {
+        let _ = write!(s, ",{}", reason.name());
+    }
+    s.push('\n');
+    for r in rows {
+        let _ = write!(
+            s,
+            "{},\"{}\",\"{}\",{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{:.1}",
+            r.variant,
+            r.changes.join(";"),
+            r.agent,
+            r.sims,
+            r.games,
+            r.attackers_win,
+            r.defenders_win,
+            r.draws,
+            r.attackers_rate,
+            r.defenders_rate,
+            r.draws_rate,
+            r.defenders_ci[0],
+            r.defenders_ci[1],
+            r.mean_length,
+            r.median_length
+        );
+        for reason in Reason::ALL {
+            let _ = write!(s, ",{}", r.reasons.get(reason.name()).copied().unwrap_or(0));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes report.md, balance.csv, balance.json and the plots into `dir`.
+pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let err = |p: &Path, e: std::io::Error| PlotError { path: p.display().to_string(), message: e.to_string() };
+    std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
+    let mut written = Vec::new();
+    let json = serde_json::to_string_pretty(rows).expect("rows serialize") + "\n";
+    for (name, text) in [("balance.json", json), ("balance.csv", csv(rows)), ("report.md", markdown(rows, command))] {
+        let p = dir.join(name);
+        atomic_write(&p, text.as_bytes()).map_err(|e| err(&p, e))?;
+        written.push(p);
+    }
+    let categories: Vec<String> = rows.iter().map(BalanceRow::label).collect();
+    let bars = |name: &str, f: &dyn Fn(&BalanceRow) -> (f64, [f64; 2])| BarSeries {
+        name: name.to_string(),
+        values: rows.iter().map(|r| {
+            let (v, c) = f(r);
+            (v, c[0], c[1])
+        }).collect(),
+    };
+    let series = [
+        bars("attackers win", &|r| (r.attackers_rate, r.attackers_ci)),
+        bars("defenders win", &|r| (r.defenders_rate, r.defenders_ci)),
+        bars("draws", &|r| (r.draws_rate, r.draws_ci)),
+    ];
+    let markers: Vec<(usize, f64, String)> =
+        rows.iter().enumerate().filter_map(|(i, r)| r.human.as_ref().map(|h| (i, h.defenders_win, h.source.clone()))).collect();
+    written.extend(plot::write(&dir.join("rates"), "Win rates (95% Wilson intervals)", &Chart::Bars { y_label: "share of games", categories: &categories, series: &series, markers: &markers })?);
+    let lengths: Vec<Series> = rows
+        .iter()
+        .map(|r| Series {
+            name: r.label(),
+            points: r.length_histogram.iter().map(|&(lo, hi, c)| ((lo + hi) as f64 / 2.0, c as f64 / r.games.max(1) as f64)).collect(),
+            errors: Vec::new(),
+        })
+        .collect();
+    written.extend(plot::write(&dir.join("lengths"), "Game length", &Chart::Lines { x_label: "plies", y_label: "share of games", series: &lengths, y_range: None, x_log2: false })?);
+    let mut by_variant: BTreeMap<String, Vec<&BalanceRow>> = BTreeMap::new();
+    for r in rows {
+        let key = if r.changes.is_empty() { r.variant.clone() } else { format!("{} [{}]", r.variant, r.changes.join(", ")) };
+        by_variant.entry(key).or_default().push(r);
+    }
+    if by_variant.values().any(|v| v.len() > 1) {
+        let strength: Vec<Series> = by_variant
+            .iter()
+            .map(|(name, rs)| Series {
+                name: name.clone(),
+                points: rs.iter().map(|r| ((r.sims.max(1) as f64).log2(), r.defenders_rate)).collect(),
+                errors: rs.iter().map(|r| (r.defenders_ci[0], r.defenders_ci[1])).collect(),
+            })
+            .collect();
+        written.extend(plot::write(&dir.join("strength"), "Defenders' rate against search budget", &Chart::Lines { x_label: "simulations per move", y_label: "defenders win", series: &strength, y_range: Some((0.0, 1.0)), x_log2: true })?);
+    }
+    Ok(written)
+}
+
+/// Compares the defenders' rate of matching rows of two balance runs (same variant, changes
+/// and budget, or the rows in order when nothing matches by name).
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub a_defenders_rate: f64,
+    pub b_defenders_rate: f64,
+    pub difference: f64,
+    pub z: f64,
+    pub p_value: f64,
+    pub significant: bool,
+}
+
+pub fn compare(a: &[BalanceRow], b: &[BalanceRow]) -> Vec<Comparison> {
+    let pair = |x: &BalanceRow, y: &BalanceRow| {
+        let (z, p) = two_proportion_test(x.defenders_win as u64, x.games as u64, y.defenders_win as u64, y.games as u64);
+        Comparison {
+            a: x.label(),
+            b: y.label(),
+            a_defenders_rate: x.defenders_rate,
+            b_defenders_rate: y.defenders_rate,
+            difference: x.defenders_rate - y.defenders_rate,
+            z,
+            p_value: p,
+            significant: p < 0.05,
+        }
+    };
+    let by_name: Vec<Comparison> = a
+        .iter()
+        .filter_map(|x| b.iter().find(|y| y.variant == x.variant && y.sims == x.sims).map(|y| pair(x, y)))
+        .collect();
+    if !by_name.is_empty() {
+        return by_name;
+    }
+    a.iter().zip(b).map(|(x, y)| pair(x, y)).collect()
+}

@@ -157,28 +157,53 @@ pub fn play_match(
     cfg: &MatchConfig,
     on_game: &(dyn Fn(&GameResult) + Sync),
 ) -> Result<Vec<GameResult>, AgentError> {
+    play_match_until(variant, a, b, cfg, on_game, &|_| false)
+}
+
+/// As [`play_match`], but games are played in rounds of a few per core, and after each round
+/// `stop` sees every result so far and may end the match early (an SPRT, say). Rounds hold
+/// whole pairs of games, so an early stop never leaves one side's half of a pair.
+pub fn play_match_until(
+    variant: &Arc<Variant>,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    cfg: &MatchConfig,
+    on_game: &(dyn Fn(&GameResult) + Sync),
+    stop: &(dyn Fn(&[GameResult]) -> bool + Sync),
+) -> Result<Vec<GameResult>, AgentError> {
     // Build once here so that spec and model errors surface before any game starts.
     Agent::new(a, variant, 0)?;
     Agent::new(b, variant, 0)?;
-    let mut results: Vec<GameResult> = (0..cfg.games)
-        .into_par_iter()
-        .map_init(
-            || None::<(Agent, Agent)>,
-            |agents, i| -> Result<GameResult, AgentError> {
-                let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64);
-                if agents.is_none() {
-                    *agents = Some((Agent::new(a, variant, seed)?, Agent::new(b, variant, seed)?));
-                }
-                let (aa, bb) = agents.as_mut().expect("just built");
-                let a_side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
-                let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
-                let (outcome, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
-                let r = GameResult { index: i, a_side, outcome, moves };
-                on_game(&r);
-                Ok(r)
-            },
-        )
-        .collect::<Result<_, _>>()?;
-    results.sort_by_key(|r| r.index);
+    let round = (4 * rayon::current_num_threads()).max(2);
+    let mut results: Vec<GameResult> = Vec::with_capacity(cfg.games);
+    let mut start = 0;
+    while start < cfg.games {
+        let end = (start + round).min(cfg.games);
+        let mut batch: Vec<GameResult> = (start..end)
+            .into_par_iter()
+            .map_init(
+                || None::<(Agent, Agent)>,
+                |agents, i| -> Result<GameResult, AgentError> {
+                    let seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64);
+                    if agents.is_none() {
+                        *agents = Some((Agent::new(a, variant, seed)?, Agent::new(b, variant, seed)?));
+                    }
+                    let (aa, bb) = agents.as_mut().expect("just built");
+                    let a_side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
+                    let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
+                    let (outcome, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
+                    let r = GameResult { index: i, a_side, outcome, moves };
+                    on_game(&r);
+                    Ok(r)
+                },
+            )
+            .collect::<Result<_, _>>()?;
+        batch.sort_by_key(|r| r.index);
+        results.extend(batch);
+        start = end;
+        if stop(&results) {
+            break;
+        }
+    }
     Ok(results)
 }

@@ -12,6 +12,7 @@ use tafl_lab::arena::{self, Agent, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use tafl_lab::nn::{checkpoint, ModelMeta, NetConfig, TaflNet};
 use tafl_lab::rules::Variant;
 use tafl_lab::search::Proof;
+use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
 /// Parses an agent spec; `device` applies where the spec names none.
 fn parse_spec(flag: &str, s: &str, device: &str) -> Result<AgentSpec> {
@@ -97,6 +98,7 @@ pub struct MatchArgs {
     pub opening_plies: u32,
     pub device: String,
     pub record: Option<PathBuf>,
+    pub sprt: Option<String>,
     pub json: bool,
     pub quiet: bool,
 }
@@ -124,13 +126,37 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     let cfg = MatchConfig { games: m.games, seed: m.seed, opening_plies: m.opening_plies };
     let t = Instant::now();
-    let games = arena::play_match(&variant, &a, &b, &cfg, &|g| {
-        let mut p = points.lock().expect("not poisoned");
-        p.0 += g.a_points();
-        p.1 += 1;
-        bar.set_message(format!("A scores {:.1}%", 100.0 * p.0 / p.1 as f64));
-        bar.inc(1);
-    })?;
+    let sprt = match &m.sprt {
+        None => None,
+        Some(text) => {
+            let (e0, e1) = text
+                .split_once(',')
+                .and_then(|(x, y)| Some((x.trim().parse::<f64>().ok()?, y.trim().parse::<f64>().ok()?)))
+                .filter(|(x, y)| x < y)
+                .ok_or_else(|| anyhow!("--sprt {text:?}: expected ELO0,ELO1 with ELO0 < ELO1, e.g. 0,30"))?;
+            Some(Sprt::new(e0, e1))
+        }
+    };
+    let decided = |games: &[arena::GameResult]| {
+        sprt.is_some_and(|s| {
+            let w = MatchSummary::from_games(games).a_total();
+            s.decide(w.win as u64, w.draw as u64, w.loss as u64) != SprtDecision::Continue
+        })
+    };
+    let games = arena::play_match_until(
+        &variant,
+        &a,
+        &b,
+        &cfg,
+        &|g| {
+            let mut p = points.lock().expect("not poisoned");
+            p.0 += g.a_points();
+            p.1 += 1;
+            bar.set_message(format!("A scores {:.1}%", 100.0 * p.0 / p.1 as f64));
+            bar.inc(1);
+        },
+        &decided,
+    )?;
     bar.finish_and_clear();
     if let Some(path) = &m.record {
         let mut text = String::new();
@@ -148,6 +174,13 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     }
     let s = MatchSummary::from_games(&games);
     let secs = t.elapsed().as_secs_f64();
+    let total = s.a_total();
+    let elo = elo_interval(total.win as u64, total.draw as u64, total.loss as u64);
+    let sprt_result = sprt.map(|sp| {
+        let llr = sp.llr(total.win as u64, total.draw as u64, total.loss as u64);
+        let (lo, hi) = sp.bounds();
+        (sp, llr, lo, hi, sp.decide(total.win as u64, total.draw as u64, total.loss as u64))
+    });
     if m.json {
         let obj = json!({
             "variant": variant.name,
@@ -159,6 +192,8 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             "a_as_defenders": s.a_as_defenders,
             "a_total": s.a_total(),
             "mean_plies": s.mean_plies,
+            "elo": elo,
+            "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
             "seed": m.seed,
             "seconds": secs,
         });
@@ -175,6 +210,15 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             wdl_text(s.a_as_defenders),
             s.mean_plies,
         )?;
+        writeln!(out, "Elo difference (A - B): {:+.0} (95% interval {:+.0} to {:+.0})", elo.elo, elo.low, elo.high)?;
+        if let Some((sp, llr, lo, hi, d)) = sprt_result {
+            let verdict = match d {
+                SprtDecision::AcceptH1 => format!("H1 accepted: A is at least {} Elo stronger", sp.elo1),
+                SprtDecision::AcceptH0 => format!("H0 accepted: A is not {} Elo stronger (at most {})", sp.elo1, sp.elo0),
+                SprtDecision::Continue => "no decision yet (play more games)".into(),
+            };
+            writeln!(out, "SPRT [{}, {}]: LLR {llr:.2} (bounds {lo:.2}, {hi:.2}) after {} games: {verdict}", sp.elo0, sp.elo1, s.games)?;
+        }
     }
     Ok(())
 }

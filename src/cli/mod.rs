@@ -119,6 +119,10 @@ enum Command {
         /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
         #[arg(long, default_value = "auto")]
         device: String,
+        /// Stop early once a sequential probability ratio test decides between
+        /// "A is ELO0 stronger" and "A is ELO1 stronger" (alpha = beta = 0.05), e.g. 0,30.
+        #[arg(long)]
+        sprt: Option<String>,
         /// Write every game's moves to this file (a comment line, then the moves).
         #[arg(long)]
         record: Option<std::path::PathBuf>,
@@ -339,8 +343,8 @@ pub fn run() -> Result<()> {
         Command::Replay { pos, file } => replay(&pos, &file, &mut out)?,
         Command::Demo { variant, seed } => demo(&variant, seed, &mut out)?,
         Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device, json, top, &mut out)?,
-        Command::Match { variant, a, b, games, seed, opening_plies, json, device, record, quiet } => {
-            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, record, json, quiet };
+        Command::Match { variant, a, b, games, seed, opening_plies, json, device, sprt, record, quiet } => {
+            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, record, sprt, json, quiet };
             arena::run_match(&m, &mut out)?
         }
         Command::Train { config, run_dir, resume, generations, minutes, quiet } => {

@@ -39,7 +39,11 @@ pub fn elo_from_score(score: f64, games: u32) -> f64 {
 }
 
 /// Mean and per-game variance of the score of a match with `w` wins, `d` draws, `l` losses.
+/// A match of identical results has no variance; one draw is then added so that intervals
+/// and likelihood ratios stay finite and still grow with the number of games.
 fn score_stats(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
+    let alike = [w, d, l].iter().filter(|&&x| x > 0).count() <= 1;
+    let d = if alike { d + 1 } else { d };
     let n = (w + d + l) as f64;
     let s = (w as f64 + 0.5 * d as f64) / n;
     let var = (w as f64 * (1.0 - s).powi(2) + d as f64 * (0.5 - s).powi(2) + l as f64 * s.powi(2)) / n;
@@ -55,8 +59,9 @@ pub struct EloEstimate {
 }
 
 pub fn elo_interval(w: u64, d: u64, l: u64) -> EloEstimate {
-    let (n, s, var) = score_stats(w, d, l);
-    let games = n as u32;
+    let (n, _, var) = score_stats(w, d, l);
+    let games = (w + d + l) as u32;
+    let s = (w as f64 + 0.5 * d as f64) / games.max(1) as f64;
     let half = Z95 * (var / n).sqrt();
     EloEstimate {
         elo: elo_from_score(s, games),
@@ -102,10 +107,6 @@ impl Sprt {
             return 0.0;
         }
         let (n, s, var) = score_stats(w, d, l);
-        if var <= 0.0 {
-            // All games alike: use a tiny variance so the sign of the evidence still counts.
-            return self.llr_with(n, s, 1e-3);
-        }
         self.llr_with(n, s, var)
     }
 
@@ -231,9 +232,18 @@ mod tests {
         let (s0, s1) = (0.5, score_from_elo(10.0));
         let want = 100.0 * (s1 - s0) * (1.4 - s0 - s1) / 0.32;
         assert!((s.llr(60, 20, 20) - want).abs() < 1e-9);
+        // That is 1.73: not yet enough against a 10 Elo alternative, enough against 30 (4.81).
+        assert!((s.llr(60, 20, 20) - 1.733).abs() < 1e-3, "{}", s.llr(60, 20, 20));
+        assert_eq!(s.decide(60, 20, 20), SprtDecision::Continue);
+        let s = Sprt::new(0.0, 30.0);
         assert_eq!(s.decide(60, 20, 20), SprtDecision::AcceptH1);
         assert_eq!(s.decide(20, 20, 60), SprtDecision::AcceptH0);
         assert_eq!(s.decide(3, 2, 2), SprtDecision::Continue);
+        // Identical results stay finite and accumulate evidence with more games.
+        assert!(s.llr(4, 0, 0).is_finite() && s.llr(40, 0, 0) > s.llr(4, 0, 0) && s.llr(4, 0, 0) > 0.0);
+        assert!(s.llr(0, 0, 40) < 0.0);
+        let e = elo_interval(8, 0, 0);
+        assert!(e.low < e.elo && e.elo == e.high && e.low > 0.0, "{e:?}");
     }
 
     #[test]

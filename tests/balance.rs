@@ -1,0 +1,142 @@
+//! The balance laboratory, run reports and match statistics through the command line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tafl-lab")).args(args).output().expect("binary runs")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fails_with(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "`{needle}` not in: {err}");
+}
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tafl-lab-balance-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn rows(d: &Path) -> Vec<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(d.join("balance.json")).unwrap()).unwrap().as_array().unwrap().clone()
+}
+
+fn balance(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["balance", "--variants", "brandubh", "--agent", "mcts:sims=12", "--games", "6", "--out", out.to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn balance_writes_reports_whose_counts_add_up() {
+    let d = dir("sweep");
+    let text = ok(&balance(&d, &["--sims", "4,16", "--seed", "5"]));
+    assert!(text.contains("brandubh @ 4 sims") && text.contains("brandubh @ 16 sims"), "{text}");
+    for f in ["report.md", "balance.csv", "balance.json", "rates.svg", "rates.png", "lengths.svg", "lengths.png", "strength.svg", "strength.png"] {
+        assert!(d.join(f).is_file(), "{f} written");
+    }
+    let r = rows(&d);
+    assert_eq!(r.len(), 2);
+    for (row, sims) in r.iter().zip([4, 16]) {
+        let n = |k: &str| row[k].as_u64().unwrap();
+        assert_eq!(row["sims"], sims);
+        assert_eq!(n("games"), 6);
+        assert_eq!(n("attackers_win") + n("defenders_win") + n("draws"), 6);
+        let rate = row["defenders_rate"].as_f64().unwrap();
+        let ci = row["defenders_ci"].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() <= rate && rate <= ci[1].as_f64().unwrap());
+        let reasons: u64 = row["reasons"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(reasons, 6);
+        let hist: u64 = row["length_histogram"].as_array().unwrap().iter().map(|b| b[2].as_u64().unwrap()).sum();
+        assert_eq!(hist, 6);
+        assert!((row["human"]["defenders_win"].as_f64().unwrap() - 0.595).abs() < 1e-9, "human figures beside ours");
+    }
+    let csv = std::fs::read_to_string(d.join("balance.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3);
+    assert!(csv.lines().next().unwrap().starts_with("variant,changes,agent,sims,games"));
+    let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+    assert!(md.contains("| brandubh @ 4 sims | 6 |") && md.contains("59.5%") && md.contains("strength.png"));
+    assert!(std::fs::read_to_string(d.join("rates.svg")).unwrap().contains("<svg"));
+    assert_eq!(&std::fs::read(d.join("rates.png")).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn a_seed_repeats_a_balance_run_exactly() {
+    let (a, b) = (dir("seed-a"), dir("seed-b"));
+    ok(&balance(&a, &["--seed", "9"]));
+    ok(&balance(&b, &["--seed", "9"]));
+    assert_eq!(rows(&a), rows(&b));
+}
+
+#[test]
+fn rule_tweaks_are_named_and_runs_compare() {
+    let (plain, strong) = (dir("plain"), dir("strong"));
+    ok(&balance(&plain, &[]));
+    ok(&balance(&strong, &["--set", "king_strength=strong"]));
+    let r = rows(&strong);
+    assert_eq!(r[0]["changes"][0], "king_strength=strong");
+    assert!(r[0]["human"].is_null(), "human figures are for the unchanged preset");
+    assert!(std::fs::read_to_string(strong.join("report.md")).unwrap().contains("brandubh [king_strength=strong]"));
+    let a = plain.join("balance.json");
+    let same = ok(&run(&["balance", "--compare", a.to_str().unwrap(), a.to_str().unwrap(), "--json"]));
+    let c: serde_json::Value = serde_json::from_str(same.trim()).unwrap();
+    assert_eq!(c[0]["p_value"], 1.0);
+    assert_eq!(c[0]["significant"], false);
+    // A run where the defenders won 3 of 200 against one where they won 197 of 200.
+    let mut fake = rows(&plain);
+    for (v, path) in [(3, "low.json"), (197, "high.json")] {
+        fake[0]["games"] = 200.into();
+        fake[0]["defenders_win"] = v.into();
+        fake[0]["defenders_rate"] = (v as f64 / 200.0).into();
+        std::fs::write(plain.join(path), serde_json::to_string(&fake).unwrap()).unwrap();
+    }
+    let text = ok(&run(&["balance", "--compare", plain.join("low.json").to_str().unwrap(), plain.join("high.json").to_str().unwrap()]));
+    assert!(text.contains("different at the 5% level"), "{text}");
+}
+
+#[test]
+fn balance_input_errors_are_one_line() {
+    let d = dir("errors");
+    let o = d.to_str().unwrap();
+    fails_with(&run(&["balance", "--variants", "brandubh,nosuch", "--agent", "mcts:sims=4", "--games", "2", "--out", o]), "nosuch");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--games", "0", "--out", o]), "--games");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--set", "king_power=9", "--out", o]), "king_power");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--sims", "16,0", "--out", o]), "--sims");
+    fails_with(&run(&["balance", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"]), "/nonexistent/a.json");
+    assert!(!d.exists(), "no output for bad input");
+}
+
+#[test]
+fn report_draws_learning_curves_from_a_run() {
+    let d = dir("report");
+    let run_dir = d.join("run");
+    ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--quiet"]));
+    let text = ok(&run(&["report", "--run-dir", run_dir.to_str().unwrap()]));
+    assert!(text.contains("2 generations"), "{text}");
+    let md = std::fs::read_to_string(run_dir.join("report/learning.md")).unwrap();
+    assert!(md.contains("| 1 |") && md.contains("| 2 |") && md.contains("vs random"), "{md}");
+    for f in ["elo", "scores", "selfplay", "losses"] {
+        assert!(run_dir.join(format!("report/{f}.svg")).is_file() && run_dir.join(format!("report/{f}.png")).is_file(), "{f}");
+    }
+    fails_with(&run(&["report", "--run-dir", d.join("missing").to_str().unwrap()]), "metrics.jsonl");
+}
+
+#[test]
+fn match_prints_an_elo_interval_and_stops_on_an_sprt_decision() {
+    let text = ok(&run(&["match", "--a", "mcts:sims=60", "--b", "random", "--games", "400", "--sprt", "0,100", "--json", "--quiet"]));
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    let games = v["games"].as_u64().unwrap();
+    assert!(games < 400, "stopped early after {games}");
+    assert_eq!(v["sprt"]["decision"], "accept_h1");
+    assert!(v["sprt"]["llr"].as_f64().unwrap() >= v["sprt"]["upper"].as_f64().unwrap());
+    assert!(v["elo"]["low"].as_f64().unwrap() > 0.0 && v["elo"]["low"].as_f64().unwrap() <= v["elo"]["elo"].as_f64().unwrap());
+    fails_with(&run(&["match", "--a", "random", "--b", "random", "--sprt", "50,0"]), "--sprt");
+}

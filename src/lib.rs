@@ -10,11 +10,16 @@
 //! - [`selfplay`]: many games stepped in lockstep, one batched evaluator call per step.
 //! - [`train`]: the generation loop (self-play, replay window, SGD, checkpoints, evaluation),
 //!   run directories, resume, self-play workers.
-//! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Elo.
+//! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Wilson, Elo,
+//!   SPRT, balance runs, reports and plots.
+//! - [`export`]: TorchScript, safetensors and the I/O contract for other engines;
+//!   [`engine`]: the OpenTafl Engine Protocol.
 //!
 //! [`fsio`] (atomic file writes) serves every layer that writes files.
 
 pub mod arena;
+pub mod engine;
+pub mod export;
 pub mod fsio;
 pub mod nn;
 pub mod play;

@@ -169,6 +169,12 @@ impl Agent {
     /// Searches `pos` (reusing the tree from earlier moves when it leads there). `None` for
     /// `random`, or when the game is over.
     pub fn think(&mut self, pos: &Position) -> Option<SearchResult> {
+        self.think_for(pos, None)
+    }
+
+    /// As [`Agent::think`], but with a time limit instead of the simulation budget when
+    /// `time` is given.
+    pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
         let Engine::Search { search, evaluator, cfg, seed } = &mut self.engine else {
             return None;
         };
@@ -182,19 +188,39 @@ impl Agent {
             }
             None => search.insert(Search::new(pos.clone(), cfg.clone(), *seed)),
         };
-        let result = s.run(evaluator.as_mut());
+        let result = match time {
+            None => s.run(evaluator.as_mut()),
+            Some(t) => {
+                let mut timed = cfg.clone();
+                // PUCT searches until the deadline; a Gumbel root keeps its schedule (its
+                // sequential halving is planned for a budget) and stops early if time runs out.
+                if timed.root == crate::search::RootPolicy::Puct {
+                    timed.simulations = u32::MAX / 2;
+                }
+                s.set_config(timed);
+                s.start();
+                let r = s.run_until(evaluator.as_mut(), std::time::Instant::now() + t);
+                s.set_config(cfg.clone());
+                r
+            }
+        };
         Some(result)
     }
 
     /// The move to play in `pos` (which must not be over).
     pub fn choose(&mut self, pos: &Position) -> Move {
+        self.choose_for(pos, None)
+    }
+
+    /// The move to play, searching for at most `time` when given.
+    pub fn choose_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Move {
         match &mut self.engine {
             Engine::Random(rng) => {
                 let moves = pos.legal_moves();
                 moves[rng.gen_range(0..moves.len())]
             }
             Engine::Search { .. } => {
-                let r = self.think(pos).expect("a search agent searches unfinished positions");
+                let r = self.think_for(pos, time).expect("a search agent searches unfinished positions");
                 let best = r.best.expect("unfinished positions have moves");
                 if let Engine::Search { search: Some(s), .. } = &mut self.engine {
                     s.advance(best).expect("the searched move is legal");

@@ -4,6 +4,7 @@
 mod arena;
 mod balance;
 mod bench;
+mod outside;
 mod train;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -218,6 +219,55 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// Export a model for other engines: model.pt (TorchScript), weights.safetensors,
+    /// model.json (the I/O contract) and fixture inputs with their outputs.
+    Export {
+        /// Model file, `latest` pointer or run directory.
+        #[arg(long)]
+        model: std::path::PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Speak the OpenTafl Engine Protocol on stdin/stdout (without --model: random-rollout
+    /// MCTS).
+    Engine {
+        #[arg(long, default_value = "opentafl")]
+        protocol: String,
+        /// Model file, `latest` pointer or run directory.
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        /// Variant before the host sends `rules` (default: the model's, else brandubh).
+        #[arg(long)]
+        variant: Option<String>,
+        /// Simulations per move (unless --movetime or the host's clock says otherwise).
+        #[arg(long, default_value_t = 400)]
+        sims: u32,
+        /// Milliseconds per move.
+        #[arg(long)]
+        movetime: Option<u64>,
+        #[arg(long, default_value = "auto")]
+        device: String,
+    },
+    /// Play a game against the AI in the terminal.
+    Play {
+        /// Variant (default: the model's, else brandubh).
+        #[arg(long)]
+        variant: Option<String>,
+        /// Model file, `latest` pointer or run directory (without: random-rollout MCTS).
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        /// Your side.
+        #[arg(long, default_value = "defenders")]
+        side: Side,
+        /// The AI's simulations per move.
+        #[arg(long, default_value_t = 400)]
+        sims: u32,
+        #[arg(long, default_value = "auto")]
+        device: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Write a freshly initialised (untrained) network for a variant.
     NewModel {
         #[arg(long, default_value = "brandubh")]
@@ -362,6 +412,16 @@ pub fn run() -> Result<()> {
             }
         }
         Command::Report { run_dir, out: dir } => balance::run_report(&run_dir, dir, &mut out)?,
+        Command::Export { model, out: dir } => outside::run_export(&model, &dir, &mut out)?,
+        Command::Engine { protocol, model, variant, sims, movetime, device } => {
+            out.flush()?;
+            outside::run_engine(&protocol, model.as_deref(), variant.as_deref(), sims, movetime, &device)?
+        }
+        Command::Play { variant, model, side, sims, device, seed } => {
+            let args = outside::PlayArgs { variant, model, side, sims, device, seed };
+            let stdin = std::io::stdin();
+            outside::run_play(&args, stdin.lock(), &mut out)?
+        }
         Command::NewModel { variant, out: path, blocks, channels, seed } => {
             arena::new_model(&variant, &path, blocks, channels, seed, &mut out)?
         }

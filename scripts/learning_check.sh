@@ -2,7 +2,8 @@
 # Reproduces the README's learning record: trains the default brandubh config from scratch
 # (its 60-minute budget) in a new run directory, then scores the final model at 64
 # simulations against mcts:sims=400 and against random, 200 games each with the sides split
-# evenly, and prints the learning curve. Usage: scripts/learning_check.sh [RUN_DIR]
+# evenly, and writes the learning curve (RUN_DIR/report/learning.md and plots).
+# Usage: scripts/learning_check.sh [RUN_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -17,4 +18,4 @@ bin=target/release/tafl-lab
 model="az:model=$run,sims=64"
 "$bin" match --variant brandubh --a "$model" --b mcts:sims=400 --games 200 --seed 11 --json --quiet | tee "$run/final-vs-mcts400.json"
 "$bin" match --variant brandubh --a "$model" --b random --games 200 --seed 12 --json --quiet | tee "$run/final-vs-random.json"
-python3 scripts/learning_curve.py "$run/metrics.jsonl"
+"$bin" report --run-dir "$run"

@@ -1,28 +1,13 @@
 //! The balance laboratory, run reports and match statistics through the command line.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafl-lab")).args(args).output().expect("binary runs")
-}
+use common::cli::{fails_with, ok, run, scratch};
+use std::path::Path;
+use std::process::Output;
 
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn fails_with(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(err.contains(needle), "`{needle}` not in: {err}");
-}
-
-fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tafl-lab-balance-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn dir(tag: &str) -> std::path::PathBuf {
+    scratch(&format!("balance-{tag}"))
 }
 
 fn rows(d: &Path) -> Vec<serde_json::Value> {

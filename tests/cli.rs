@@ -1,14 +1,13 @@
 //! The command-line contract: output formats, exit codes and one-line errors.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tafl-lab")).args(args).output().expect("binary runs")
-}
+use common::cli::{bin, fails_with, run, scratch};
+use std::io::Write;
+use std::process::{Output, Stdio};
 
 fn run_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tafl-lab"))
+    let mut child = bin()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -21,14 +20,6 @@ fn run_stdin(args: &[&str], input: &str) -> Output {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A failed command: exit code 1 and exactly one line on stderr, which contains `needle`.
-fn fails_with(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(err.contains(needle), "`{needle}` not in: {err}");
 }
 
 const GAME: &str = "tests/fixtures/games/brandubh-king-captured.txt";
@@ -151,7 +142,7 @@ fn json_of(o: &Output) -> serde_json::Value {
 }
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("tafl-lab-cli-{tag}-{}", std::process::id()));
+    let d = scratch(&format!("cli-{tag}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -2,6 +2,9 @@
 //! ONNX script, the OpenTafl Engine Protocol through a scripted host, and `play` in a
 //! terminal driven by a script.
 
+mod common;
+
+use common::cli::{bin, scratch};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -10,13 +13,8 @@ use std::sync::Arc;
 use tafl_lab::rules::notation::{parse_move, position_string, rules_string};
 use tafl_lab::rules::{Position, Side, Variant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tafl-lab"))
-}
-
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tafl-lab-outside-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = scratch(&format!("outside-{tag}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

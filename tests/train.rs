@@ -1,35 +1,17 @@
 //! The training loop through the command line: the smoke config end to end, resume after a
 //! kill, corrupt shards, config errors, and workers feeding a trainer.
 
+mod common;
+
+use common::cli::{bin, fails_with, ok, run, scratch};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 use tafl_lab::nn::checkpoint;
 use tafl_lab::selfplay::shard;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tafl-lab"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn ok(o: &Output) {
-    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-}
-
-fn fails_with(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(err.contains(needle), "`{needle}` not in: {err}");
-}
-
 fn fresh_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tafl-lab-train-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    scratch(&format!("train-{tag}"))
 }
 
 fn metrics(dir: &Path) -> Vec<serde_json::Value> {

@@ -119,6 +119,15 @@ impl AgentSpec {
         }
     }
 
+    /// The spec with `device` as its device, unless the spec text named one (`device=`).
+    pub fn default_device(mut self, device: &str) -> AgentSpec {
+        let named = self.text.split_once(':').is_some_and(|(_, opts)| opts.split(',').any(|o| o.trim().starts_with("device=")));
+        if !named {
+            self.device = device.to_string();
+        }
+        self
+    }
+
     /// The same spec under another display text (used when a sweep changes `sims`).
     pub fn with_text(mut self, text: &str) -> AgentSpec {
         self.text = text.to_string();

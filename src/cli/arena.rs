@@ -16,11 +16,8 @@ use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
 /// Parses an agent spec; `device` applies where the spec names none.
 fn parse_spec(flag: &str, s: &str, device: &str) -> Result<AgentSpec> {
-    let mut spec = s.parse::<AgentSpec>().map_err(|e| anyhow!("{flag}: {e}"))?;
-    if !s.contains("device=") {
-        spec.device = device.to_string();
-    }
-    Ok(spec)
+    let spec = s.parse::<AgentSpec>().map_err(|e| anyhow!("{flag}: {e}"))?;
+    Ok(spec.default_device(device))
 }
 
 fn proof_name(p: Proof) -> &'static str {

@@ -37,10 +37,8 @@ pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
-    let mut base: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
-    if !a.agent.contains("device=") {
-        base.device = a.device.clone();
-    }
+    let base: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
+    let base = base.default_device(&a.device);
     let budgets: Vec<u32> = match &a.sims {
         None => vec![base.sims],
         Some(list) => list

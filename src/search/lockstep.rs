@@ -19,52 +19,63 @@ impl LockstepStats {
     }
 }
 
-/// Runs every search until it finishes, gathering up to `batch` leaves per evaluator call
-/// from all of them (each tree gives at most its configured batch per pass, and passes repeat
-/// until the batch is full or no tree can give more).
-pub fn run_all(searches: &mut [&mut Search], evaluator: &mut dyn Evaluator, batch: usize) -> LockstepStats {
-    let mut stats = LockstepStats::default();
-    let mut evals: Vec<Evaluation> = Vec::new();
+/// Gathers leaves from the searches, round-robin (each gives at most its configured batch
+/// per pass), until `batch` leaves wait or no search can give more. Returns the number
+/// waiting.
+pub fn fill(searches: &mut [&mut Search], batch: usize) -> usize {
+    let mut total: usize = searches.iter().map(|s| s.pending()).sum();
     loop {
-        let mut total: usize = searches.iter().map(|s| s.pending()).sum();
-        loop {
-            let mut progress = 0;
-            for s in searches.iter_mut() {
-                if total >= batch {
-                    break;
-                }
-                if s.is_finished() {
-                    continue;
-                }
-                let want = s.config().batch.max(1).min(batch - total);
-                let got = s.gather(want);
-                progress += got;
-                total += got;
-            }
-            if progress == 0 || total >= batch {
+        let mut progress = 0;
+        for s in searches.iter_mut() {
+            if total >= batch {
                 break;
             }
-        }
-        if total == 0 {
-            if searches.iter().all(|s| s.is_finished()) {
-                return stats;
+            if s.is_finished() {
+                continue;
             }
-            continue;
+            let want = s.config().batch.max(1).min(batch - total);
+            let got = s.gather(want);
+            progress += got;
+            total += got;
         }
-        evals.clear();
-        {
-            let reqs: Vec<_> = searches.iter().flat_map(|s| s.requests()).collect();
-            evals.extend(evaluator.evaluate(&reqs));
-        }
-        stats.batches += 1;
-        stats.evaluations += evals.len() as u64;
-        let mut at = 0;
-        for s in searches.iter_mut() {
-            let n = s.pending();
-            if n > 0 {
-                s.apply(&evals[at..at + n]);
-                at += n;
-            }
+        if progress == 0 || total >= batch {
+            return total;
         }
     }
+}
+
+/// Evaluates every waiting leaf of the searches with one evaluator call and applies the
+/// results. Returns the number of positions evaluated.
+pub fn evaluate(searches: &mut [&mut Search], evaluator: &mut dyn Evaluator) -> usize {
+    let evals: Vec<Evaluation> = {
+        let reqs: Vec<_> = searches.iter().flat_map(|s| s.requests()).collect();
+        if reqs.is_empty() {
+            return 0;
+        }
+        evaluator.evaluate(&reqs)
+    };
+    let mut at = 0;
+    for s in searches.iter_mut() {
+        let n = s.pending();
+        if n > 0 {
+            s.apply(&evals[at..at + n]);
+            at += n;
+        }
+    }
+    evals.len()
+}
+
+/// Runs every search until it finishes, with up to `batch` leaves per evaluator call taken
+/// from all of them.
+pub fn run_all(searches: &mut [&mut Search], evaluator: &mut dyn Evaluator, batch: usize) -> LockstepStats {
+    let mut stats = LockstepStats::default();
+    while !searches.iter().all(|s| s.is_finished()) {
+        fill(searches, batch);
+        let n = evaluate(searches, evaluator);
+        if n > 0 {
+            stats.batches += 1;
+            stats.evaluations += n as u64;
+        }
+    }
+    stats
 }

@@ -296,41 +296,31 @@ impl Search {
     /// Runs a whole decision with `evaluator`.
     pub fn run(&mut self, evaluator: &mut dyn Evaluator) -> SearchResult {
         while !self.is_finished() {
-            if self.gather(self.cfg.batch.max(1)) == 0 && self.leaves.is_empty() {
-                continue;
-            }
-            let evals = {
-                let reqs: Vec<_> = self.requests().collect();
-                evaluator.evaluate(&reqs)
-            };
-            self.apply(&evals);
+            self.step(evaluator);
         }
         self.result()
     }
 
-    /// Runs a decision until the simulation budget is spent or `deadline` passes (at least
-    /// the root's evaluation is always done).
+    /// Runs a decision until the simulation budget is spent or `deadline` passes (the root's
+    /// evaluation is always done).
     pub fn run_until(&mut self, evaluator: &mut dyn Evaluator, deadline: std::time::Instant) -> SearchResult {
         while !self.is_finished() && (self.done == 0 || std::time::Instant::now() < deadline) {
-            if self.gather(self.cfg.batch.max(1)) == 0 && self.leaves.is_empty() {
-                continue;
-            }
-            let evals = {
-                let reqs: Vec<_> = self.requests().collect();
-                evaluator.evaluate(&reqs)
-            };
-            self.apply(&evals);
-        }
-        // Leaves still waiting are abandoned with their virtual loss removed.
-        if !self.leaves.is_empty() {
-            let leaves = std::mem::take(&mut self.leaves);
-            for l in &leaves {
-                for &id in &l.path {
-                    self.tree.nodes[id as usize].in_flight -= 1;
-                }
-            }
+            self.step(evaluator);
         }
         self.result()
+    }
+
+    /// One gather-evaluate-apply round on this tree alone.
+    fn step(&mut self, evaluator: &mut dyn Evaluator) {
+        self.gather(self.cfg.batch.max(1));
+        if self.leaves.is_empty() {
+            return;
+        }
+        let evals = {
+            let reqs: Vec<_> = self.requests().collect();
+            evaluator.evaluate(&reqs)
+        };
+        self.apply(&evals);
     }
 
     /// Moves the root along `mv`, keeping the subtree below it.

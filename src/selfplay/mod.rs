@@ -12,7 +12,7 @@
 pub mod shard;
 
 use crate::rules::{Move, Outcome, Position, Variant};
-use crate::search::{Evaluator, RootPolicy, Search, SearchConfig};
+use crate::search::{lockstep, Evaluator, RootPolicy, Search, SearchConfig};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -109,40 +109,15 @@ pub fn play(
         }
         slots.push(Some(new_slot(variant, cfg, &mut rng)));
     }
-    let mut evals = Vec::new();
     while slots.iter().any(Option::is_some) {
-        // Gather until the batch is full or no slot can give more.
-        let mut total: usize = slots.iter().flatten().map(|s| s.search.pending()).sum();
-        loop {
-            let mut got = 0;
-            for slot in slots.iter_mut().flatten() {
-                if total >= cfg.batch {
-                    break;
-                }
-                let want = slot.search.config().batch.max(1).min(cfg.batch - total);
-                let n = slot.search.gather(want);
-                got += n;
-                total += n;
+        {
+            let mut searches: Vec<&mut Search> = slots.iter_mut().flatten().map(|s| &mut s.search).collect();
+            lockstep::fill(&mut searches, cfg.batch);
+            let n = lockstep::evaluate(&mut searches, evaluator);
+            if n > 0 {
+                progress.evaluations += n as u64;
+                progress.batches += 1;
             }
-            if got == 0 || total >= cfg.batch {
-                break;
-            }
-        }
-        if total > 0 {
-            evals.clear();
-            let reqs: Vec<_> = slots.iter().flatten().flat_map(|s| s.search.requests()).collect();
-            evals.extend(evaluator.evaluate(&reqs));
-            drop(reqs);
-            let mut at = 0;
-            for slot in slots.iter_mut().flatten() {
-                let n = slot.search.pending();
-                if n > 0 {
-                    slot.search.apply(&evals[at..at + n]);
-                    at += n;
-                }
-            }
-            progress.evaluations += total as u64;
-            progress.batches += 1;
         }
         // Play the moves of finished searches.
         for entry in slots.iter_mut() {

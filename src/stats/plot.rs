@@ -136,7 +136,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(60)
-                .build_cartesian_2d(0.0..n, 0.0..1.0f64)
+                .build_cartesian_2d(0.0..n, 0.0..1.25f64)
                 .map_err(|x| e(&x))?;
             let cats = categories.to_vec();
             let fmt = move |x: &f64| {
@@ -148,7 +148,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
                 .x_labels(2 * categories.len() + 1)
                 .x_label_formatter(&fmt)
                 .y_desc(*y_label)
-                .y_label_formatter(&|y| format!("{:.0}%", y * 100.0))
+                .y_label_formatter(&|y| if *y <= 1.0 + 1e-9 { format!("{:.0}%", y * 100.0) } else { String::new() })
                 .draw()
                 .map_err(|x| e(&x))?;
             let width = 0.8 / k;
@@ -168,7 +168,13 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
                     .label("human play (defenders)")
                     .legend(|(x, y)| Cross::new((x + 7, y), 5, BLACK.stroke_width(2)));
             }
-            c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(|x| e(&x))?;
+            // Above the 100% line, clear of the bars and the human markers.
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperMiddle)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
         }
     }
     Ok(())

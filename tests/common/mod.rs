@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: boards from ASCII art, moves from strings.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::sync::Arc;
 use tafl_lab::rules::variant::parse_layout;
 use tafl_lab::rules::{Move, Outcome, Position, Reason, RuleSet, Setup, Side, Variant};

@@ -1,0 +1,35 @@
+//! Running the binary from integration tests: output, one-line errors, scratch directories.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The tafl-lab binary built for these tests.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tafl-lab"))
+}
+
+/// Runs the binary to completion.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+/// A successful command's standard output.
+pub fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A failed command: exit code 1 and exactly one line on stderr, which contains `needle`.
+pub fn fails_with(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "`{needle}` not in: {err}");
+}
+
+/// An empty scratch directory unique to this test process and `tag` (not created).
+pub fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tafl-lab-test-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}

@@ -35,7 +35,8 @@ pub fn score_from_elo(elo: f64) -> f64 {
 pub fn elo_from_score(score: f64, games: u32) -> f64 {
     let n = games.max(1) as f64;
     let s = score.clamp(0.5 / n, 1.0 - 0.5 / n);
-    -400.0 * (1.0 / s - 1.0).log10()
+    // `+ 0.0` turns the -0 of an even score into 0.
+    -400.0 * (1.0 / s - 1.0).log10() + 0.0
 }
 
 /// Mean and per-game variance of the score of a match with `w` wins, `d` draws, `l` losses.
@@ -203,6 +204,7 @@ mod tests {
     #[test]
     fn elo_of_known_scores() {
         assert!(elo_from_score(0.5, 100).abs() < 1e-9);
+        assert!(elo_from_score(0.5, 100).is_sign_positive(), "an even score prints as +0, not -0");
         // 75% is 400 log10(3) = +190.85 Elo; 90% is 400 log10(9) = +381.7.
         assert!((elo_from_score(0.75, 100) - 190.848).abs() < 1e-3);
         assert!((elo_from_score(0.9, 100) - 381.697).abs() < 1e-3);

@@ -240,11 +240,12 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
 }
 
 fn budget_text(cfg: &RunConfig) -> String {
+    let plural = |n: f64, unit: &str| format!("{n} {unit}{}", if n == 1.0 { "" } else { "s" });
     match (cfg.budget.generations, cfg.budget.minutes) {
         (0, m) if m <= 0.0 => "none (stop with Ctrl-C; --resume continues)".into(),
-        (0, m) => format!("{m} minutes"),
-        (g, m) if m <= 0.0 => format!("{g} generations"),
-        (g, m) => format!("{g} generations or {m} minutes, whichever comes first"),
+        (0, m) => plural(m, "minute"),
+        (g, m) if m <= 0.0 => plural(g as f64, "generation"),
+        (g, m) => format!("{} or {}, whichever comes first", plural(g as f64, "generation"), plural(m, "minute")),
     }
 }
 

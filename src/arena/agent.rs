@@ -147,7 +147,6 @@ enum Engine {
 
 /// A player.
 pub struct Agent {
-    spec: AgentSpec,
     engine: Engine,
 }
 
@@ -168,11 +167,7 @@ impl Agent {
                 Engine::Search { search: None, evaluator, cfg, seed }
             }
         };
-        Ok(Agent { spec: spec.clone(), engine })
-    }
-
-    pub fn spec(&self) -> &AgentSpec {
-        &self.spec
+        Ok(Agent { engine })
     }
 
     /// Searches `pos` (reusing the tree from earlier moves when it leads there). `None` for

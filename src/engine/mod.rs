@@ -255,8 +255,4 @@ impl Engine {
         }
         vec![line]
     }
-
-    pub fn position(&self) -> &Position {
-        &self.position
-    }
 }

@@ -97,10 +97,6 @@ impl Encoder {
         PLANES * self.geometry.num_squares()
     }
 
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     pub fn geometry(&self) -> Geometry {
         self.geometry
     }

@@ -24,10 +24,6 @@ impl NetEvaluator {
         NetEvaluator { net, encoder: Encoder::new(variant), input: Vec::new(), policy: Vec::new(), wdl: Vec::new() }
     }
 
-    pub fn net(&self) -> &TaflNet {
-        &self.net
-    }
-
     /// Runs the network on `batch`, leaving raw policy logits and win/draw/loss
     /// probabilities in `self.policy` and `self.wdl`.
     fn forward(&mut self, batch: &[EvalRequest<'_>]) {

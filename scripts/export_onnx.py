@@ -6,7 +6,8 @@ Usage: scripts/export_onnx.py EXPORT_DIR [--out model.onnx]
 Run it with the project's Python (the virtualenv of scripts/env.sh, which holds PyTorch):
     source scripts/env.sh && python scripts/export_onnx.py exports/brandubh
 
-It installs `onnx` and `onnxruntime` from PyPI if they are missing, loads the traced
+It needs `numpy`, `onnx` and `onnxruntime` (scripts/env.sh installs them, pinned, beside
+torch; the script never installs packages itself), loads the traced
 TorchScript model, exports ONNX with input `planes` [batch, C, N, N] and two named outputs,
 `policy` [batch, P] (logits) and `wdl` [batch, 3] (logits), split inside the graph, with a
 dynamic batch axis. Then it checks both the TorchScript and the ONNX outputs against the
@@ -18,20 +19,17 @@ import importlib
 import json
 import os
 import struct
-import subprocess
 import sys
 import warnings
 
 TOLERANCE = 1e-4
 
 
-def ensure(module, package):
+def require(module):
     try:
         return importlib.import_module(module)
     except ImportError:
-        print(f"installing {package} from PyPI ...", flush=True)
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", package])
-        return importlib.import_module(module)
+        raise SystemExit(f"error: Python package `{module}` is missing; run `source scripts/env.sh` to install the pinned set")
 
 
 def read_safetensors(path, torch):
@@ -58,10 +56,12 @@ def main():
     ap.add_argument("--out", default=None, help="ONNX file (default: EXPORT_DIR/model.onnx)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")  # the legacy exporter's deprecation notices
+    # numpy first: torch enables its numpy bridge only if numpy imports when torch does.
+    require("numpy")
     import torch
 
-    onnx = ensure("onnx", "onnx")
-    ort = ensure("onnxruntime", "onnxruntime")
+    onnx = require("onnx")
+    ort = require("onnxruntime")
     d = args.export_dir
     meta = json.load(open(os.path.join(d, "model.json")))
     p = meta["output"]["policy"]["length"]

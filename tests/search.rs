@@ -7,7 +7,8 @@ use common::{board, mv, variant};
 use tafl_lab::rules::{Move, Position, Side};
 use tafl_lab::search::lockstep::run_all;
 use tafl_lab::search::{
-    EvalRequest, Evaluation, Evaluator, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, UniformEvaluator,
+    EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig,
+    SearchResult, UniformEvaluator,
 };
 
 fn cfg(sims: u32) -> SearchConfig {
@@ -241,5 +242,278 @@ fn lockstep_runs_many_games_in_shared_batches() {
     for s in &searches {
         assert!(s.is_finished());
         assert_eq!(s.result().simulations, 40);
+    }
+}
+
+/// Deterministic made-up network: priors proportional to 1 + (index % 7) over the legal
+/// moves, and a value in -0.8..0.8 that depends only on the position (or a fixed one for
+/// positions listed in `values`).
+struct Skewed {
+    values: Vec<(u64, f32)>,
+}
+
+impl Skewed {
+    fn new() -> Skewed {
+        Skewed { values: Vec::new() }
+    }
+
+    fn eval(&mut self, p: &Position) -> Evaluation {
+        let moves = search_order(p);
+        self.evaluate(&[EvalRequest { position: p, moves: &moves }]).remove(0)
+    }
+}
+
+impl Evaluator for Skewed {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let raw: Vec<f32> = (0..r.moves.len()).map(|i| 1.0 + (i % 7) as f32).collect();
+                let total: f32 = raw.iter().sum();
+                let h = r.position.hash();
+                let v = self.values.iter().find(|(k, _)| *k == h).map_or((h % 1001) as f32 / 1000.0 * 1.6 - 0.8, |&(_, v)| v);
+                let wdl = if v >= 0.0 { [v, 1.0 - v, 0.0] } else { [0.0, 1.0 + v, -v] };
+                Evaluation { priors: raw.iter().map(|x| x / total).collect(), wdl }
+            })
+            .collect()
+    }
+}
+
+/// The legal moves in the order the search hands them to an evaluator.
+fn search_order(p: &Position) -> Vec<Move> {
+    let mut moves = Vec::new();
+    p.generate_moves(&mut moves);
+    moves
+}
+
+/// Root priors the search used, in [`search_order`].
+fn root_priors(r: &SearchResult, p: &Position) -> Vec<f32> {
+    search_order(p).iter().map(|m| r.moves.iter().find(|s| s.mv == *m).expect("every move is a root child").prior).collect()
+}
+
+/// Least-squares weight `f` of `mixed = (1 - f) clean + f noise`.
+fn mixing_fraction(mixed: &[f32], clean: &[f32], noise: &[f32]) -> f32 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for ((&p, &c), &x) in mixed.iter().zip(clean).zip(noise) {
+        num += (p as f64 - c as f64) * (x as f64 - c as f64);
+        den += (x as f64 - c as f64).powi(2);
+    }
+    (num / den) as f32
+}
+
+/// Noise is mixed once per search with the configured weight, also on a reused root, and a
+/// search without noise (a fast search of playout cap randomization) sees the clean priors,
+/// driving the search the way self-play (`advance`, `set_config`, `start`) and the arena
+/// (`reroot`) do.
+#[test]
+fn root_noise_is_mixed_once_per_search_with_its_weight() {
+    let mut ev = Skewed::new();
+    let p = Position::start(variant("brandubh"));
+    // A huge alpha makes the Dirichlet sample uniform to ~1e-6, so the weight can be read off.
+    let flat = Noise { alpha_total: 1e15, fraction: 0.25 };
+    let full = SearchConfig { noise: Some(flat), ..cfg(60) };
+    let fast = SearchConfig { noise: None, ..cfg(10) };
+    let measure = |r: &SearchResult, pos: &Position, ev: &mut Skewed| {
+        let clean = ev.eval(pos).priors;
+        let uniform = vec![1.0 / clean.len() as f32; clean.len()];
+        mixing_fraction(&root_priors(r, pos), &clean, &uniform)
+    };
+
+    let mut s = Search::new(p.clone(), full.clone(), 11);
+    let r = s.run(&mut ev);
+    let f = measure(&r, &p, &mut ev);
+    assert!((f - 0.25).abs() < 1e-4, "fresh root: noise weight {f}");
+
+    // Self-play: play the move, configure the next (full) search, start it.
+    let mut pos = p.clone();
+    let best = r.best.unwrap();
+    pos.make(best);
+    s.advance(best).unwrap();
+    s.set_config(full.clone());
+    s.start();
+    let r = s.run(&mut ev);
+    let f = measure(&r, &pos, &mut ev);
+    assert!((f - 0.25).abs() < 1e-4, "reused root: noise weight {f}");
+
+    // A fast search after a full one: no noise at all.
+    let best = r.best.unwrap();
+    pos.make(best);
+    s.advance(best).unwrap();
+    s.set_config(fast.clone());
+    s.start();
+    let r = s.run(&mut ev);
+    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors, "a fast search sees the clean priors");
+
+    // The arena: a full search, then the same root searched again, and again without noise.
+    s.set_config(full.clone());
+    assert!(s.reroot(&pos));
+    let r = s.run(&mut ev);
+    let f = measure(&r, &pos, &mut ev);
+    assert!((f - 0.25).abs() < 1e-4, "full search on a root searched before: noise weight {f}");
+    assert!(s.reroot(&pos));
+    s.start();
+    let r = s.run(&mut ev);
+    let f = measure(&r, &pos, &mut ev);
+    assert!((f - 0.25).abs() < 1e-4, "same root once more: noise weight {f}");
+    s.set_config(fast);
+    s.start();
+    let r = s.run(&mut ev);
+    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors, "the noise of the earlier searches is gone");
+
+    // The default (spiky) Dirichlet noise on a fixed seed: mixed priors never fall below
+    // (1 - 0.25) x clean, and the moves the noise all but misses come close to that bound.
+    let mut s = Search::new(p.clone(), SearchConfig { noise: Some(Noise::default()), ..cfg(60) }, 12);
+    let mut pos = p.clone();
+    for ply in 0..6 {
+        let r = s.run(&mut ev);
+        let clean = ev.eval(&pos).priors;
+        let ratio = root_priors(&r, &pos).iter().zip(&clean).map(|(m, c)| m / c).fold(f32::INFINITY, f32::min);
+        let weight = 1.0 - ratio;
+        assert!(weight <= 0.25 + 1e-5 && weight > 0.2, "ply {ply}: noise weight about {weight}");
+        let best = r.best.unwrap();
+        pos.make(best);
+        s.advance(best).unwrap();
+        s.set_config(SearchConfig { noise: Some(Noise::default()), ..cfg(60) });
+        s.start();
+    }
+}
+
+/// Scripted priors (`weights`, `rest` for other moves) and values that remember a root move:
+/// from the root mover's view +0.9 while the piece `good` moved still stands where it went,
+/// -0.9 likewise for `bad`, 0 otherwise, so a move's Q stays what it is when searched deeper.
+struct Footprints {
+    root: Position,
+    good: Move,
+    bad: Move,
+    weights: Vec<(Move, f32)>,
+    rest: f32,
+}
+
+impl Evaluator for Footprints {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let raw: Vec<f32> =
+                    r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
+                let total: f32 = raw.iter().sum();
+                let p = r.position;
+                let stands = |m: Move| p.piece_at(m.from).is_none() && p.piece_at(m.to) == self.root.piece_at(m.from);
+                let mut v = if stands(self.good) { 0.9 } else if stands(self.bad) { -0.9 } else { 0.0 };
+                if p.to_move() != self.root.to_move() {
+                    v = -v;
+                }
+                let wdl = if v >= 0.0 { [v, 1.0 - v, 0.0] } else { [0.0, 1.0 + v, -v] };
+                Evaluation { priors: raw.iter().map(|x| x / total).collect(), wdl }
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn gumbel_plays_the_better_q_over_the_higher_prior() {
+    let p = Position::start(variant("brandubh"));
+    let moves = p.legal_moves();
+    let (bad, good) = (moves[5], moves[20]);
+    assert!(bad.from != good.from && bad.to != good.to);
+    let mut ev = Footprints { root: p.clone(), good, bad, weights: vec![(bad, 2.0)], rest: 0.2 };
+    for scale in [0.0, 1.0] {
+        for seed in 0..4 {
+            let root = RootPolicy::Gumbel { k: 64, c_visit: 50.0, c_scale: 0.1, gumbel_scale: scale };
+            let mut s = Search::new(p.clone(), SearchConfig { root, ..cfg(200) }, seed);
+            let r = s.run(&mut ev);
+            let stat = |m: Move| r.moves.iter().find(|s| s.mv == m).unwrap().clone();
+            assert!(stat(bad).prior > 9.0 * stat(good).prior, "the losing move has by far the higher prior");
+            if scale == 0.0 {
+                // With Gumbel noise the move played is a sample; without it, the best.
+                assert_eq!(r.best, Some(good), "seed {seed}");
+            }
+            assert!(stat(good).q.unwrap() > 0.5 && stat(bad).q.unwrap() < -0.5);
+            let target = |m: Move| r.policy.iter().find(|(x, _)| *x == m).unwrap().1;
+            let top = r.policy.iter().map(|x| x.1).fold(0.0, f32::max);
+            assert_eq!(target(good), top, "the improved policy puts the better move first");
+            assert!(target(bad) < target(good) / 10.0);
+        }
+    }
+}
+
+/// The improved policy softmax(log prior + sigma(completed Q)), computed here from the paper's
+/// formulas with the statistics the search reports.
+fn hand_policy(p: &Position, r: &SearchResult, priors: &[f32], v_hat: f32) -> Vec<f32> {
+    let (c_visit, c_scale) = (50.0f32, 0.1f32);
+    let moves = search_order(p);
+    let stats: Vec<_> = moves.iter().map(|m| r.moves.iter().find(|s| s.mv == *m).unwrap()).collect();
+    let sum_n: f32 = stats.iter().map(|s| s.visits as f32).sum();
+    let visited_mass: f32 = stats.iter().zip(priors).filter(|(s, _)| s.visits > 0).map(|(_, &p)| p).sum();
+    let weighted: f32 = stats.iter().zip(priors).filter(|(s, _)| s.visits > 0).map(|(s, &p)| p * s.q.unwrap()).sum();
+    // Eq. 33 of Danihelka et al. 2022.
+    let v_mix = (v_hat + sum_n / visited_mass * weighted) / (1.0 + sum_n);
+    let completed: Vec<f32> = stats.iter().map(|s| if s.visits > 0 { s.q.unwrap() } else { v_mix }).collect();
+    let lo = completed.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = completed.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max_n = stats.iter().map(|s| s.visits).max().unwrap() as f32;
+    let logits: Vec<f32> =
+        completed.iter().zip(priors).map(|(q, p)| p.ln() + (c_visit + max_n) * c_scale * (q - lo) / (hi - lo)).collect();
+    let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let e: Vec<f32> = logits.iter().map(|l| (l - m).exp()).collect();
+    let z: f32 = e.iter().sum();
+    e.iter().map(|x| x / z).collect()
+}
+
+#[test]
+fn gumbel_improved_policy_matches_a_hand_computation() {
+    let p = Position::start(variant("brandubh"));
+    let moves = search_order(&p);
+    let v_hat = 0.3;
+    let mut ev = Skewed { values: vec![(p.hash(), v_hat)] };
+    let priors = ev.eval(&p).priors;
+    for (k, sims, seed) in [(4usize, 5u32, 21u64), (8, 40, 22), (16, 100, 23)] {
+        let root = RootPolicy::gumbel(k);
+        let mut s = Search::new(p.clone(), SearchConfig { root, ..cfg(sims) }, seed);
+        let r = s.run(&mut ev);
+        if sims as usize == k + 1 {
+            // One visit per candidate: each Q is minus the child's own value.
+            for (m, st) in moves.iter().map(|m| (m, r.moves.iter().find(|s| s.mv == *m).unwrap())) {
+                if st.visits > 0 {
+                    let mut c = p.clone();
+                    c.make(*m);
+                    assert_eq!(st.q, Some(-ev.eval(&c).value()));
+                }
+            }
+        }
+        let hand = hand_policy(&p, &r, &priors, v_hat);
+        for (m, h) in moves.iter().zip(&hand) {
+            let got = r.policy.iter().find(|(x, _)| x == m).unwrap().1;
+            assert!((got - h).abs() < 1e-5, "k {k}, sims {sims}: {m}: search {got} vs hand {h}");
+        }
+    }
+}
+
+#[test]
+fn gumbel_spends_the_whole_budget() {
+    let p = Position::start(variant("brandubh"));
+    let n_moves = p.legal_moves().len();
+    for (sims, k) in [(5u32, 16usize), (2, 16), (7, 3), (20, 16), (37, 8), (100, 4), (100, 64), (13, 1), (64, 40), (33, 2)] {
+        for batch in [1, 8] {
+            let root = RootPolicy::gumbel(k);
+            let mut s = Search::new(p.clone(), SearchConfig { root, batch, ..cfg(sims) }, sims as u64);
+            // Every evaluation says the side to move wins: visited moves look lost, so an
+            // unvisited candidate would look better than all of them.
+            let mut ev = UniformEvaluator { wdl: [1.0, 0.0, 0.0] };
+            let r = s.run(&mut ev);
+            let label = format!("sims {sims}, k {k}, batch {batch}");
+            assert_eq!(r.simulations, sims, "{label}");
+            assert_eq!(r.moves.iter().map(|m| m.visits).sum::<u32>(), sims - 1, "{label}: the root's evaluation and N - 1 visits");
+            let visited = r.moves.iter().filter(|m| m.visits > 0).count();
+            assert_eq!(visited, k.min(n_moves).min(sims as usize - 1), "{label}: k capped at the budget and the moves");
+            let best = r.best.unwrap();
+            assert!(r.moves.iter().any(|m| m.mv == best && m.visits > 0), "{label}: the move played was searched");
+            // Tree reuse: the next decision gets `sims` new visits.
+            s.advance(best).unwrap();
+            let before: u32 = s.result().moves.iter().map(|m| m.visits).sum();
+            let r = s.run(&mut ev);
+            assert_eq!(r.simulations, sims, "{label}, reused");
+            assert_eq!(r.moves.iter().map(|m| m.visits).sum::<u32>(), before + sims, "{label}, reused");
+        }
     }
 }

@@ -2,6 +2,13 @@
 //! noise at the root, a Gumbel root with sequential halving for small budgets, virtual-loss
 //! leaf batching, tree reuse, and an exact solver for won and lost positions.
 //!
+//! A decision begins with [`Search::start`] (called by [`Search::new`], [`Search::advance`]
+//! and [`Search::reroot`]; call it again after [`Search::set_config`]). The root is prepared
+//! once per decision, lazily, with the configuration in force when the decision first gathers
+//! leaves: Dirichlet noise is mixed into the network's priors exactly once (the clean priors
+//! are kept, so a reused root gets fresh noise, or none for a search without noise, instead
+//! of noise on noise), and a Gumbel root draws its candidates.
+//!
 //! The search never calls an evaluator itself. It is a state machine:
 //! [`Search::gather`] selects leaves (with virtual loss, so several leaves of one tree differ),
 //! the caller evaluates [`Search::requests`] together with the leaves of other games, and
@@ -66,6 +73,8 @@ pub struct SearchConfig {
     pub fpu_reduction: f32,
     /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart).
     pub batch: usize,
+    /// Dirichlet noise for a PUCT root, mixed into the network's priors once per decision
+    /// (`None`: the clean priors, as for the fast searches of playout cap randomization).
     pub noise: Option<Noise>,
     pub root: RootPolicy,
 }
@@ -112,15 +121,29 @@ struct Leaf {
     moves: Vec<Move>,
 }
 
+/// Sequential halving at a Gumbel root.
+///
+/// The schedule (as in Danihelka et al. 2022 and DeepMind's mctx): with `B` new
+/// simulations left for the root's children when the root is prepared, `m = min(k, B,
+/// legal moves)` candidates are drawn by Gumbel-top-k, and `R = ceil(log2 m)` (at least 1)
+/// rounds are planned. A round with `m` candidates gives each `max(1, B / (R m))` visits, in
+/// turn, best candidate first. After each round the candidates are ranked by
+/// `gumbel + log prior + sigma(completed Q)` and the better half (rounded up) is kept, but
+/// never fewer than two. Rounds go on among the last two (or the only candidate, when `m` is
+/// 1) until the whole budget is spent: no simulation is lost to rounding. The move played is
+/// the best-ranked remaining candidate.
 struct GumbelState {
     /// Gumbel noise plus log prior, per root child.
     base: Vec<f32>,
     /// Root child offsets still in the running, best first after each halving.
     considered: Vec<usize>,
+    /// Planned number of halving rounds, ceil(log2 m).
     rounds: u32,
+    /// New simulations the schedule shares out (the budget left when the root was prepared).
+    budget: u32,
     rounds_started: u32,
     queue: VecDeque<usize>,
-    /// Sequential halving is over (one candidate left, or the budget spent).
+    /// The budget is spent.
     finished: bool,
 }
 
@@ -140,8 +163,11 @@ pub struct Search {
     leaves: Vec<Leaf>,
     done: u32,
     gumbel: Option<GumbelState>,
-    /// Whether this search's root setup (noise or Gumbel sampling) has happened.
+    /// Whether this decision's root setup (noise or Gumbel sampling) has happened.
     root_ready: bool,
+    /// The network's priors of the root's children while Dirichlet noise is mixed into the
+    /// tree's copies; empty when the tree holds the clean priors.
+    clean_priors: Vec<f32>,
     rng: SmallRng,
 }
 
@@ -171,6 +197,7 @@ impl Search {
             done: 0,
             gumbel: None,
             root_ready: false,
+            clean_priors: Vec::new(),
             rng: SmallRng::seed_from_u64(seed),
         };
         s.start();
@@ -181,6 +208,8 @@ impl Search {
         &self.cfg
     }
 
+    /// Replaces the configuration. Call [`Search::start`] afterwards: a decision already
+    /// under way keeps the root it prepared (noise, Gumbel candidates).
     pub fn set_config(&mut self, cfg: SearchConfig) {
         self.cfg = cfg;
     }
@@ -190,16 +219,17 @@ impl Search {
         &self.root_pos
     }
 
-    /// Starts a new decision at the current root: resets the simulation count and prepares
-    /// the root (noise, Gumbel sampling) once it is expanded.
+    /// Starts a new decision at the current root: resets the simulation count and restores
+    /// the network's priors at the root (removing an earlier decision's noise). The root is
+    /// prepared (noise, Gumbel sampling) once, when the decision first gathers leaves or
+    /// expands the root, with the configuration in force then; calling `start` several times
+    /// before that prepares it only once.
     pub fn start(&mut self) {
         self.done = 0;
         self.gumbel = None;
         self.root_ready = false;
         self.leaves.clear();
-        if self.tree.root().expanded {
-            self.prepare_root();
-        }
+        self.restore_root_priors();
     }
 
     /// Whether this decision needs no more evaluations.
@@ -221,6 +251,9 @@ impl Search {
     /// back when the budget is spent, when a leaf is already waiting, or when a Gumbel round
     /// needs its results before the next can start.
     pub fn gather(&mut self, max: usize) -> usize {
+        if !self.root_ready && self.tree.root().expanded {
+            self.prepare_root();
+        }
         let mut added = 0;
         while added < max {
             let root = self.tree.root();
@@ -280,6 +313,7 @@ impl Search {
         for (mut leaf, eval) in leaves.into_iter().zip(evals) {
             let id = *leaf.path.last().expect("paths start at the root");
             if !self.tree.nodes[id as usize].expanded {
+                self.tree.nodes[id as usize].raw_value = eval.value();
                 self.expand(id, &mut leaf.position, &leaf.moves, &eval.priors);
             }
             let node = &self.tree.nodes[id as usize];
@@ -329,6 +363,8 @@ impl Search {
     /// An illegal move, or a move after the end of the game.
     pub fn advance(&mut self, mv: Move) -> Result<(), MoveError> {
         self.root_pos.play(mv)?;
+        // Noise lived only on the old root's children; the new root's children are clean.
+        self.clean_priors.clear();
         let root = self.tree.root();
         let child = root.children().find(|&c| self.tree.nodes[c].mv == mv);
         self.tree = match child {
@@ -522,6 +558,7 @@ impl Search {
                 if let Some(o) = pos.outcome() {
                     child.expanded = true;
                     child.proof = proof_of(o.winner, to_move.opponent());
+                    child.raw_value = child.proof.value().unwrap_or(0.0);
                 }
                 pos.unmake(mv, &undo);
                 child
@@ -587,8 +624,24 @@ impl Search {
         }
     }
 
+    /// Puts the network's priors back on the root's children if noise was mixed into them.
+    fn restore_root_priors(&mut self) {
+        if self.clean_priors.is_empty() {
+            return;
+        }
+        let children = self.tree.root().children();
+        debug_assert_eq!(children.len(), self.clean_priors.len());
+        for (c, p) in children.zip(std::mem::take(&mut self.clean_priors)) {
+            self.tree.nodes[c].prior = p;
+        }
+    }
+
+    /// Sets up the root for this decision (once): Dirichlet noise for PUCT, the candidates
+    /// and schedule for a Gumbel root.
     fn prepare_root(&mut self) {
         self.root_ready = true;
+        // Whatever happened before, mix into the network's own priors.
+        self.restore_root_priors();
         let root = self.tree.root().clone();
         if root.num_children == 0 {
             return;
@@ -602,10 +655,11 @@ impl Search {
                     let mut sample: Vec<f64> = (0..n).map(|_| gamma.sample(&mut self.rng)).collect();
                     let total: f64 = sample.iter().sum::<f64>().max(1e-30);
                     sample.iter_mut().for_each(|x| *x /= total);
-                    for (c, x) in root.children().zip(sample) {
-                        let p = &mut self.tree.nodes[c].prior;
-                        *p = (1.0 - noise.fraction) * *p + noise.fraction * x as f32;
+                    let clean: Vec<f32> = root.children().map(|c| self.tree.nodes[c].prior).collect();
+                    for ((c, x), &p) in root.children().zip(sample).zip(&clean) {
+                        self.tree.nodes[c].prior = (1.0 - noise.fraction) * p + noise.fraction * x as f32;
                     }
+                    self.clean_priors = clean;
                 }
             }
             RootPolicy::Gumbel { k, gumbel_scale, .. } => {
@@ -616,18 +670,29 @@ impl Search {
                         gumbel_scale * -(-u.ln()).ln() + self.tree.nodes[c].prior.max(1e-12).ln()
                     })
                     .collect();
+                // More candidates than simulations would leave some unvisited, yet in the
+                // running for the final choice.
+                let budget = self.cfg.simulations.saturating_sub(self.done);
                 let mut considered: Vec<usize> = (0..base.len()).collect();
                 considered.sort_by(|&a, &b| base[b].total_cmp(&base[a]));
-                considered.truncate(k.clamp(1, base.len()));
+                considered.truncate(k.min(budget as usize).clamp(1, base.len()));
                 let rounds = (considered.len() as f32).log2().ceil().max(1.0) as u32;
-                self.gumbel = Some(GumbelState { base, considered, rounds, rounds_started: 0, queue: VecDeque::new(), finished: false });
+                self.gumbel = Some(GumbelState {
+                    base,
+                    considered,
+                    rounds,
+                    budget,
+                    rounds_started: 0,
+                    queue: VecDeque::new(),
+                    finished: false,
+                });
             }
         }
     }
 
     /// The next root child a Gumbel round wants visited; starts the next round (halving the
-    /// candidates) when the current one is complete. `None` while results are outstanding or
-    /// when the search is over.
+    /// candidates, down to two) when the current one is complete. `None` while results are
+    /// outstanding or when the budget is spent. See [`GumbelState`] for the schedule.
     fn next_forced(&mut self) -> Option<usize> {
         if let Some(a) = self.gumbel.as_mut().and_then(|g| g.queue.pop_front()) {
             return Some(a);
@@ -635,20 +700,21 @@ impl Search {
         if !self.leaves.is_empty() {
             return None;
         }
-        let scores = self.gumbel_scores();
         let remaining = self.cfg.simulations.saturating_sub(self.done);
+        if remaining == 0 {
+            self.gumbel.as_mut().expect("gumbel search").finished = true;
+            return None;
+        }
+        let scores = if self.gumbel.as_ref().is_some_and(|g| g.rounds_started > 0) { self.gumbel_scores() } else { Vec::new() };
         let g = self.gumbel.as_mut().expect("gumbel search");
         if g.rounds_started > 0 {
             g.considered.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-            g.considered.truncate(g.considered.len().div_ceil(2));
-        }
-        if g.considered.len() <= 1 || remaining == 0 {
-            g.finished = true;
-            return None;
+            let keep = g.considered.len().div_ceil(2).max(2);
+            g.considered.truncate(keep);
         }
         g.rounds_started += 1;
         let m = g.considered.len() as u32;
-        let per = (self.cfg.simulations / (g.rounds * m)).max(1);
+        let per = (g.budget / (g.rounds * m)).max(1);
         let total = (per * m).min(remaining);
         for i in 0..total {
             g.queue.push_back(g.considered[(i % m) as usize]);
@@ -657,7 +723,9 @@ impl Search {
     }
 
     /// Completed Q of each root child for the side to move at the root: its mean value if
-    /// visited or proven, otherwise the mixed value estimate of the paper's appendix.
+    /// visited or proven, otherwise the mixed value estimate of the paper's appendix:
+    /// `v_mix = (v_hat + sum N / sum_visited prior * sum_visited prior q) / (1 + sum N)`,
+    /// with `v_hat` the network's value of the root.
     fn completed_q(&self) -> Vec<f32> {
         let nodes = &self.tree.nodes;
         let root = self.tree.root();
@@ -670,9 +738,10 @@ impl Search {
                 weighted += nodes[c].prior * q;
             }
         }
-        // The root's own first evaluation is its first backed-up value.
-        let root_eval = if root.visits > 0 { -root.value_sum / root.visits as f32 } else { 0.0 };
-        let v_mix = if mass > 0.0 { (root_eval + visits * weighted / mass) / (1.0 + visits) } else { root_eval };
+        // Eq. 33 of the paper: the network's own value of the root (not the root's running
+        // mean, which already holds the children's results).
+        let v_hat = root.raw_value;
+        let v_mix = if mass > 0.0 { (v_hat + visits * weighted / mass) / (1.0 + visits) } else { v_hat };
         raw.into_iter().map(|q| q.unwrap_or(v_mix)).collect()
     }
 

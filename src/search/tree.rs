@@ -40,6 +40,10 @@ pub struct Node {
     pub in_flight: u32,
     /// Sum of backed-up values from the view of the side that played `mv`.
     pub value_sum: f32,
+    /// The evaluator's own value of the node when it was expanded (the exact value for a
+    /// game end), from the view of the side to move at the node; 0 before expansion. A
+    /// Gumbel root uses it for the mixed value of its unvisited moves.
+    pub raw_value: f32,
     pub first_child: NodeId,
     pub num_children: u32,
     /// Whether the children exist (a terminal node is expanded with none).
@@ -55,6 +59,7 @@ impl Node {
             visits: 0,
             in_flight: 0,
             value_sum: 0.0,
+            raw_value: 0.0,
             first_child: 0,
             num_children: 0,
             expanded: false,

@@ -211,3 +211,259 @@ fn two_workers_feed_a_trainer() {
         assert!(m["selfplay"]["games"].as_u64().unwrap() >= 4);
     }
 }
+
+/// The smoke config with `edit` applied, written into `dir`.
+fn smoke_config(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, edit(std::fs::read_to_string(SMOKE).unwrap())).unwrap();
+    path
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A finished game of random legal moves in `variant`, stored.
+fn random_stored_game(variant: &str, seed: u64) -> shard::StoredGame {
+    use rand::{Rng, SeedableRng};
+    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset(variant));
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut pos = tafl_lab::rules::Position::start(v);
+    let mut plies = Vec::new();
+    while pos.outcome().is_none() {
+        let moves = pos.legal_moves();
+        let mv = moves[rng.gen_range(0..moves.len())];
+        let policy = moves.iter().map(|&m| (m, 1.0 / moves.len() as f32)).collect();
+        plies.push(tafl_lab::selfplay::PlyRecord { mv, policy, full: true, value: 0.0 });
+        pos.play(mv).unwrap();
+    }
+    let g = tafl_lab::selfplay::FinishedGame { plies, outcome: pos.outcome().unwrap() };
+    shard::StoredGame::new(&g, Some(0))
+}
+
+#[test]
+fn shards_of_another_variant_or_run_are_skipped_with_a_warning() {
+    let dir = fresh_dir("foreign");
+    // A small window, so that at the start only the newest shards are read: the rest are
+    // met by the reader of the resumed generation's own games.
+    let cfg = smoke_config(&dir, "small-window.toml", |t| t.replace("window_positions = 5000", "window_positions = 20"));
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1", "--quiet"]));
+    let good = shard::read(&shards(&run_dir)[0]).unwrap();
+    let brandubh = tafl_lab::rules::Variant::preset("brandubh").rules_fingerprint();
+    let tablut = tafl_lab::rules::Variant::preset("tablut").rules_fingerprint();
+    assert_ne!(brandubh, tablut);
+    let put = |name: &str, s: &shard::Shard| shard::write(&run_dir.join("games").join(name), s).unwrap();
+    // Intact shards (valid checksums) that do not belong to this brandubh run:
+    // tablut games (a 9x9 board) under tablut's fingerprint,
+    let alien = shard::Shard { rules_fingerprint: tablut, model_generation: 1, writer: "alien".into(), games: vec![random_stored_game("tablut", 1)] };
+    put("g000001-alien-0000.shard", &alien);
+    // tablut games under brandubh's fingerprint (squares off the 7x7 board),
+    let mut offboard = alien.clone();
+    offboard.rules_fingerprint = brandubh;
+    offboard.writer = "offboard".into();
+    put("g000001-offboard-0000.shard", &offboard);
+    // a writer name that is no name,
+    let mut badwriter = good.clone();
+    badwriter.model_generation = 1;
+    badwriter.writer = "bad writer/..".into();
+    put("g000001-badwriter-0000.shard", &badwriter);
+    // games of a model this run has not made yet.
+    let mut future = good.clone();
+    future.model_generation = 9;
+    future.writer = "future".into();
+    put("g000009-future-0000.shard", &future);
+    // A sound copy of the run's own games, newest by name, fills the small window first.
+    let mut filler = good.clone();
+    filler.model_generation = 1;
+    filler.writer = "zfiller".into();
+    assert!(filler.games.iter().map(|g| g.plies.len()).sum::<usize>() >= 20);
+    put("g000001-zfiller-0000.shard", &filler);
+    let o = run(&["train", "--run-dir", d, "--resume", "--generations", "2", "--quiet"]);
+    ok(&o);
+    let err = stderr(&o);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: skipping")).collect();
+    assert_eq!(warnings.len(), 4, "one line per foreign shard: {err}");
+    for (file, reason) in [
+        ("g000001-alien-0000.shard", "rules fingerprint"),
+        ("g000001-offboard-0000.shard", "off the 7x7 board"),
+        ("g000001-badwriter-0000.shard", "writer name"),
+        ("g000009-future-0000.shard", "generation 9"),
+    ] {
+        assert!(warnings.iter().any(|w| w.contains(file) && w.contains(reason)), "{file}: {reason}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(metrics(&run_dir).last().unwrap()["skipped_shards"], 4);
+    assert_eq!(generations(&run_dir), vec![1, 2]);
+}
+
+#[test]
+fn meaningless_budgets_are_refused() {
+    let dir = fresh_dir("budget");
+    let d = dir.to_str().unwrap();
+    // (`--minutes -5` is refused by the argument parser, `-5` looking like an option.)
+    for (args, needle) in [
+        (&["--minutes", "-5"][..], "-5"),
+        (&["--minutes=-5"], "--minutes -5"),
+        (&["--minutes", "nan"], "--minutes NaN"),
+        (&["--minutes", "0"], "--minutes 0"),
+        (&["--minutes", "inf"], "--minutes inf"),
+        (&["--generations", "0"], "--generations 0"),
+    ] {
+        let mut all = vec!["train", "--config", SMOKE, "--run-dir", d, "--quiet"];
+        all.extend_from_slice(args);
+        fails_with(&run(&all), needle);
+        assert!(!dir.exists(), "{args:?}: nothing written");
+    }
+}
+
+#[test]
+fn a_trainer_without_workers_honours_its_time_budget() {
+    let dir = fresh_dir("waiting");
+    let cfg = smoke_config(&dir, "no-workers.toml", |t| t.replace("games_per_shard = 2", "games_per_shard = 2\nin_process = false"));
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    let mut budget_secs = 0.0;
+    for (i, minutes) in ["0.05", "0.1"].iter().enumerate() {
+        let mut args = vec!["train", "--run-dir", d, "--minutes", minutes, "--quiet"];
+        if i == 0 {
+            args.extend(["--config", cfg.to_str().unwrap()]);
+        } else {
+            args.push("--resume");
+        }
+        let t = std::time::Instant::now();
+        let mut child = bin().args(&args).stderr(Stdio::piped()).spawn().unwrap();
+        let mut status = None;
+        while t.elapsed() < Duration::from_secs(90) {
+            if let Some(s) = child.try_wait().unwrap() {
+                status = Some(s);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let Some(status) = status else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the trainer did not stop within 90 s of a {minutes} minute budget");
+        };
+        let secs = t.elapsed().as_secs_f64();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "{err}");
+        budget_secs = minutes.parse::<f64>().unwrap() * 60.0;
+        // The budget counts from the start of the run; startup (a model, a config) is extra.
+        assert!(secs < budget_secs + 30.0, "took {secs:.1} s: {err}");
+        assert_eq!(err.matches("waiting for self-play workers: 0/4 games of generation 1").count(), 1, "once: {err}");
+        assert!(err.contains(&format!("stopping: the {minutes} minute budget ran out")), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        // Consistent and resumable: still at generation 0, no generation recorded.
+        assert_eq!(state_generation(&run_dir), Some(0));
+        assert!(!run_dir.join("metrics.jsonl").exists());
+    }
+    // The time spent waiting counts towards the run's budget.
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap()).unwrap();
+    let wall = state["wall_seconds"].as_f64().unwrap();
+    assert!(wall >= budget_secs && wall < budget_secs + 5.0, "{wall}");
+}
+
+#[test]
+fn resume_sizes_torch_from_the_saved_config() {
+    let dir = fresh_dir("threads");
+    let cfg = smoke_config(&dir, "two-threads.toml", |t| t.replace("games_per_shard = 2", "games_per_shard = 2\nthreads = 2"));
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1", "--quiet"]));
+    // Resume with a config of one self-play thread on the command line: the run keeps its
+    // two, and torch gets a share of the cores for two.
+    let o = run(&["train", "--config", SMOKE, "--run-dir", d, "--resume", "--generations", "1", "--quiet"]);
+    ok(&o);
+    let err = stderr(&o);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(err.contains(&format!("({} torch threads)", (cores / 2).max(1))), "{cores} cores: {err}");
+    assert!(err.contains("--resume continues with the run's saved config"), "{err}");
+    assert!(err.contains("stopping: generation 1 reached"), "{err}");
+}
+
+/// The plies of a stored game, as moves.
+fn moves(g: &shard::StoredGame) -> Vec<[u8; 4]> {
+    g.plies.iter().map(|p| p.mv).collect()
+}
+
+#[test]
+fn game_seeds_differ_by_slot_and_repeat_by_slot() {
+    use tafl_lab::search::UniformEvaluator;
+    use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
+    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh"));
+    let mut cfg = SelfPlayConfig { games_in_flight: 2, batch: 16, fast_probability: 0.5, fast_simulations: 4, ..SelfPlayConfig::default() };
+    cfg.search.simulations = 8;
+    // Room in every batch for all leaves of both games: no game waits for another.
+    cfg.search.batch = 4;
+    cfg.search.root = tafl_lab::search::RootPolicy::gumbel(4);
+    // Play the given slots (seeded from run seed 7, generation 3), all in lockstep.
+    let play = |slots: &[u64]| {
+        let mut next = slots.iter();
+        let mut games = std::collections::BTreeMap::new();
+        selfplay::play_games(&v, &cfg, &mut UniformEvaluator::new(), &mut |_| next.next().map(|&k| (k, game_seed(7, 3, k))), &mut |k, g| {
+            games.insert(k, shard::StoredGame::new(&g, Some(k)));
+        }, &mut |_| true);
+        games
+    };
+    let a = play(&[0, 1]);
+    assert_ne!(moves(&a[&0]), moves(&a[&1]), "two slots, two games");
+    // A slot's game does not depend on which games share its batches.
+    let b = play(&[1, 5]);
+    assert_eq!(moves(&b[&1]), moves(&a[&1]));
+    assert_ne!(moves(&b[&5]), moves(&a[&0]));
+    assert_ne!(game_seed(7, 3, 0), game_seed(7, 4, 0));
+    assert_ne!(game_seed(7, 3, 0), game_seed(8, 3, 0));
+}
+
+#[test]
+fn a_generation_resumed_after_a_kill_plays_only_its_missing_slots() {
+    let dir = fresh_dir("slots");
+    // Smoke games take milliseconds: a generation long enough to be killed in the middle.
+    let n = 32;
+    let cfg = smoke_config(&dir, "slots.toml", |t| t.replace("games_per_generation = 4", &format!("games_per_generation = {n}")));
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    // The games of model `g`.
+    let of_generation = |g: u64| -> Vec<shard::StoredGame> {
+        shards(&run_dir)
+            .iter()
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("g{g:06}-")))
+            .flat_map(|p| shard::read(p).unwrap().games)
+            .collect()
+    };
+    let mut child = bin()
+        .args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1000", "--quiet"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill as soon as the second generation's first shard is written.
+    let first = run_dir.join("games/g000001-trainer-0000.shard");
+    let t = std::time::Instant::now();
+    while !first.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the trainer ended early");
+        assert!(t.elapsed() < Duration::from_secs(120), "no shard of generation 2");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = of_generation(1);
+    assert!(!before.is_empty() && before.len() < n, "killed mid-generation: {} games", before.len());
+    ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "2", "--quiet"]));
+    assert_eq!(generations(&run_dir), vec![1, 2]);
+    let games = of_generation(1);
+    assert_eq!(games.len(), n, "the missing games were played, no more");
+    for (i, a) in games.iter().enumerate() {
+        for b in &games[..i] {
+            assert_ne!(moves(a), moves(b), "a game of the generation repeats another");
+        }
+    }
+    let mut slots: Vec<u64> = games.iter().map(|g| g.slot.expect("slots are stored")).collect();
+    slots.sort();
+    assert_eq!(slots, (0..n as u64).collect::<Vec<_>>());
+    assert_eq!(metrics(&run_dir)[1]["selfplay"]["games"], n);
+}

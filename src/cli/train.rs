@@ -59,17 +59,23 @@ fn threads() -> usize {
 }
 
 pub fn train(config: Option<&Path>, run_dir: Option<PathBuf>, resume: bool, overrides: Overrides, quiet: bool) -> Result<()> {
-    let cfg = match config {
+    overrides.validate()?;
+    let given = match config {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
             RunConfig::from_toml(&text, &p.display().to_string())?
         }
         None => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
     };
-    let dir = run_dir.unwrap_or_else(|| PathBuf::from("runs").join(&cfg.name));
-    // One self-play thread per core share; torch's thread count is set once.
-    tafl_lab::nn::set_torch_threads((threads() / cfg.selfplay.threads.max(1)).max(1));
+    let dir = run_dir.unwrap_or_else(|| PathBuf::from("runs").join(&given.name));
+    // A resumed run trains with its saved config, so everything is sized from that one.
+    let cfg = train::effective_config(Some(given.clone()), &dir, resume)?;
     let reporter = BarReporter::new(quiet);
+    if let (Some(p), true) = (config, cfg != given) {
+        reporter.line(&format!("note: --resume continues with the run's saved config; {} is not used", p.display()));
+    }
+    // One self-play thread per core share; torch's thread count is set once.
+    tafl_lab::nn::set_torch_threads(train::torch_threads(&cfg, threads()));
     train::train(Some(cfg), &dir, resume, &overrides, &reporter)?;
     reporter.line(&format!("run directory: {} (metrics.jsonl, models/latest)", dir.display()));
     Ok(())

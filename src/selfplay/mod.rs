@@ -86,11 +86,32 @@ struct Slot {
     search: Search,
     plies: Vec<PlyRecord>,
     full: bool,
+    /// The game's slot number (see [`play_games`]).
+    number: u64,
+    /// The game's own random choices.
+    rng: SmallRng,
+}
+
+/// The seed of game `slot` (its index among the games of `generation`) of a run seeded
+/// `run_seed`: a game's randomness derives from these three numbers only, so a resumed
+/// generation that plays only its missing slots gives them fresh seeds, never the seeds of
+/// games already played.
+pub fn game_seed(run_seed: u64, generation: u64, slot: u64) -> u64 {
+    // SplitMix64 finalizer over each input in turn.
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut h = mix(run_seed.wrapping_add(0x9E37_79B9_7F4A_7C15));
+    h = mix(h ^ generation.wrapping_add(0x2545_F491_4F6C_DD1D));
+    mix(h ^ slot.wrapping_add(0xD6E8_FEB8_6659_FD93))
 }
 
 /// Runs self-play until `more_games` says no (it is asked before each new game starts) and
 /// the games in flight have finished, or until `on_step` (called after every evaluator call)
 /// returns false, which abandons the games in flight. Calls `on_game` for every finished game.
+/// Game `i` (counting from 0) gets the seed `game_seed(seed, 0, i)`.
 pub fn play(
     variant: &Arc<Variant>,
     cfg: &SelfPlayConfig,
@@ -100,14 +121,33 @@ pub fn play(
     on_game: &mut dyn FnMut(FinishedGame),
     on_step: &mut dyn FnMut(&Progress) -> bool,
 ) -> Progress {
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut next = 0u64;
+    let mut next_game = |p: &Progress| {
+        more_games(p).then(|| {
+            next += 1;
+            (next - 1, game_seed(seed, 0, next - 1))
+        })
+    };
+    play_games(variant, cfg, evaluator, &mut next_game, &mut |_, g| on_game(g), on_step)
+}
+
+/// [`play`] with a seed for every game: `next_game` (asked before each new game starts)
+/// gives its slot number and seed, or `None` to start no more games; `on_game` receives each
+/// finished game with its slot number. All of a game's random choices (search seeds, fast or
+/// full searches) come from its own seed.
+pub fn play_games(
+    variant: &Arc<Variant>,
+    cfg: &SelfPlayConfig,
+    evaluator: &mut dyn Evaluator,
+    next_game: &mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    on_game: &mut dyn FnMut(u64, FinishedGame),
+    on_step: &mut dyn FnMut(&Progress) -> bool,
+) -> Progress {
     let mut progress = Progress::default();
     let mut slots: Vec<Option<Slot>> = Vec::new();
     for _ in 0..cfg.games_in_flight.max(1) {
-        if !more_games(&progress) {
-            break;
-        }
-        slots.push(Some(new_slot(variant, cfg, &mut rng)));
+        let Some((number, seed)) = next_game(&progress) else { break };
+        slots.push(Some(new_slot(variant, cfg, number, seed)));
     }
     while slots.iter().any(Option::is_some) {
         {
@@ -140,12 +180,12 @@ pub fn play(
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
                 progress.games += 1;
-                on_game(FinishedGame { plies: done.plies, outcome });
-                if more_games(&progress) {
-                    *entry = Some(new_slot(variant, cfg, &mut rng));
+                on_game(done.number, FinishedGame { plies: done.plies, outcome });
+                if let Some((number, seed)) = next_game(&progress) {
+                    *entry = Some(new_slot(variant, cfg, number, seed));
                 }
             } else {
-                configure(slot, cfg, &mut rng);
+                configure(slot, cfg);
             }
         }
         if !on_step(&progress) {
@@ -155,16 +195,17 @@ pub fn play(
     progress
 }
 
-fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, rng: &mut SmallRng) -> Slot {
+fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64) -> Slot {
+    let mut rng = SmallRng::seed_from_u64(seed);
     let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
-    let mut slot = Slot { search, plies: Vec::new(), full: true };
-    configure(&mut slot, cfg, rng);
+    let mut slot = Slot { search, plies: Vec::new(), full: true, number, rng };
+    configure(&mut slot, cfg);
     slot
 }
 
 /// Chooses full or fast search for the slot's next move.
-fn configure(slot: &mut Slot, cfg: &SelfPlayConfig, rng: &mut SmallRng) {
-    slot.full = cfg.fast_probability <= 0.0 || rng.gen::<f32>() >= cfg.fast_probability;
+fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
+    slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
     if cfg.attacker_simulations > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
         c.simulations = cfg.attacker_simulations;

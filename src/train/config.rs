@@ -196,7 +196,9 @@ impl RunConfig {
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
         let err = |message: String| ConfigError { origin: origin.to_string(), message };
         let cfg: RunConfig = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            // Line of the span's start: 1 + the newlines before it (a span at column 0 starts
+            // right after a newline, which `lines()` would not count as a line of its own).
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             let msg = e.message().trim().replace('\n', " ");
             err(match line {
                 Some(l) => format!("line {l}: {msg}"),
@@ -264,8 +266,8 @@ impl RunConfig {
                 return Err(format!("eval.baselines: {b:?} needs a model; baselines are fixed agents (random, mcts:...)"));
             }
         }
-        if self.budget.minutes < 0.0 {
-            return Err("budget.minutes must be >= 0".into());
+        if !(self.budget.minutes >= 0.0 && self.budget.minutes.is_finite()) {
+            return Err(format!("budget.minutes = {}: must be a finite number >= 0 (0 = no limit)", self.budget.minutes));
         }
         crate::nn::parse_device(&self.device).map(|_| ()).map_err(|e| format!("device: {e}"))
     }
@@ -294,8 +296,10 @@ impl RunConfig {
     }
 
     /// The model's agent spec for evaluation games.
-    pub fn eval_spec(&self, model: &std::path::Path) -> String {
-        let k = if self.eval.agent == "gumbel" { format!(",k={}", self.selfplay.gumbel_k) } else { String::new() };
-        format!("{}:model={},sims={}{k},device={}", self.eval.agent, model.display(), self.eval.simulations, self.device)
+    /// Built as a value, so a model path with a comma in it stays one path.
+    pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
+        use crate::arena::{AgentKind, AgentSpec};
+        let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
+        AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).with_k_device(self.selfplay.gumbel_k, &self.device)
     }
 }

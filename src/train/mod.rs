@@ -150,6 +150,45 @@ pub struct Overrides {
     pub minutes: Option<f64>,
 }
 
+impl Overrides {
+    /// Refuses a budget that means nothing: minutes that are not a positive finite number,
+    /// or generation 0 (a run is past it before it starts).
+    pub fn validate(&self) -> Result<(), TrainError> {
+        if let Some(m) = self.minutes {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(TrainError::Run(format!("--minutes {m}: expected a positive number of minutes (fractions such as 0.5 are fine)")));
+            }
+        }
+        if self.generations == Some(0) {
+            return Err(TrainError::Run("--generations 0: expected the generation to stop after, at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The config a run in `dir` trains with: the saved one when resuming (the command line's
+/// `cfg` is then ignored), else `cfg`. Errors when `dir` already holds a run and `resume` is
+/// false, or holds none and it is true. Everything sized from the config (torch threads)
+/// must use this one.
+pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Result<RunConfig, TrainError> {
+    let rd = RunDir::new(dir);
+    match (rd.load_state()?, resume) {
+        (Some(s), false) => Err(TrainError::Run(format!(
+            "{} already holds a run (generation {}); add --resume to continue it, or choose another --run-dir",
+            dir.display(),
+            s.generation
+        ))),
+        (None, true) => Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
+        (Some(_), true) => rd.load_config(),
+        (None, false) => cfg.ok_or_else(|| TrainError::Run("no config".into())),
+    }
+}
+
+/// Torch's intra-op threads for a run on `cores` cores: one share per self-play thread.
+pub fn torch_threads(cfg: &RunConfig, cores: usize) -> usize {
+    (cores / cfg.selfplay.threads.max(1)).max(1)
+}
+
 fn write_json(path: &Path, v: &impl Serialize) -> Result<(), TrainError> {
     let text = serde_json::to_string_pretty(v).expect("serializes") + "\n";
     atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))
@@ -168,20 +207,10 @@ fn side_rates(games: &[FinishedGame]) -> (f64, f64, f64, f64) {
 
 /// Starts a new run in `dir` or resumes the one there, and trains until the budget is spent.
 pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overrides, reporter: &dyn Reporter) -> Result<(), TrainError> {
+    overrides.validate()?;
     let rd = RunDir::new(dir);
+    let mut cfg = effective_config(cfg, dir, resume)?;
     let existing = rd.load_state()?;
-    let mut cfg = match (existing.is_some(), resume) {
-        (true, false) => {
-            return Err(TrainError::Run(format!(
-                "{} already holds a run (generation {}); add --resume to continue it, or choose another --run-dir",
-                dir.display(),
-                existing.as_ref().map_or(0, |s| s.generation)
-            )))
-        }
-        (false, true) => return Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
-        (true, true) => rd.load_config()?,
-        (false, false) => cfg.ok_or_else(|| TrainError::Run("no config".into()))?,
-    };
     if let Some(g) = overrides.generations {
         cfg.budget.generations = g;
     }
@@ -201,14 +230,19 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
         sgd.load(&optim_path)?;
     }
     let mut window = ReplayWindow::new(variant.clone(), cfg.train.window_positions, cfg.train.value_discount);
-    let skipped = fill_window(&rd, &mut window, reporter)?;
+    let mut gate = ShardGate::new(&variant);
+    // Games of a model saved just before a kill (its state.json not yet written) are no
+    // younger than the run.
+    let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
+    fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
     reporter.line(&format!(
-        "{}: {} on {}, {} network, {:?}; generation {}, {} positions in the window; budget: {}",
+        "{}: {} on {}, {} network, {:?} ({} torch threads); generation {}, {} positions in the window; budget: {}",
         dir.display(),
         cfg.name,
         variant.name,
         cfg.net,
         device,
+        tch::get_num_threads(),
         state.generation,
         window.len(),
         budget_text(&cfg)
@@ -229,7 +263,14 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
         let t = Instant::now();
         let generation = state.generation + 1;
         let clock = || base_wall + started.elapsed().as_secs_f64();
-        let line = run_generation(&rd, &cfg, &variant, device, &net, &mut sgd, &mut window, &mut state, skipped, &clock, reporter)?;
+        let deadline = (cfg.budget.minutes > 0.0).then_some(cfg.budget.minutes * 60.0);
+        let Some(line) = run_generation(&rd, &cfg, &variant, device, &net, &mut sgd, &mut window, &mut state, &mut gate, deadline, &clock, reporter)? else {
+            // The budget ran out while waiting for workers: nothing of the generation is
+            // kept but its shards; the time spent counts.
+            state.wall_seconds = clock();
+            write_json(&rd.state(), &state)?;
+            break;
+        };
         state.generation = generation;
         state.wall_seconds = clock();
         write_json(&rd.state(), &state)?;
@@ -281,32 +322,59 @@ fn save_generation(rd: &RunDir, net: &TaflNet, sgd: &optim::Sgd, variant: &Varia
     atomic_write(&rd.latest(), name.as_bytes()).map_err(|e| io_err(&rd.latest(), e))
 }
 
-/// Loads the newest shards into the window; returns how many were skipped as corrupt.
-fn fill_window(rd: &RunDir, window: &mut ReplayWindow, reporter: &dyn Reporter) -> Result<usize, TrainError> {
+/// The trainer's only way to read shards: each is checked for integrity and against the run
+/// ([`shard::read_checked`]); a bad one is skipped with one warning line naming the file and
+/// the reason, and counted once (`skipped_shards`).
+struct ShardGate {
+    variant: Arc<Variant>,
+    rejected: std::collections::HashSet<PathBuf>,
+}
+
+impl ShardGate {
+    fn new(variant: &Arc<Variant>) -> ShardGate {
+        ShardGate { variant: variant.clone(), rejected: Default::default() }
+    }
+
+    /// The shard at `path` if it is sound and played by a model no newer than `max_generation`.
+    fn read(&mut self, path: &Path, max_generation: u64, reporter: &dyn Reporter) -> Option<Shard> {
+        if self.rejected.contains(path) {
+            return None;
+        }
+        match shard::read_checked(path, &self.variant, max_generation) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.rejected.insert(path.to_path_buf());
+                reporter.line(&format!("warning: skipping {e}"));
+                None
+            }
+        }
+    }
+
+    /// Shards skipped so far.
+    fn skipped(&self) -> usize {
+        self.rejected.len()
+    }
+}
+
+/// Loads the newest shards (of models up to `newest`) into the window.
+fn fill_window(rd: &RunDir, window: &mut ReplayWindow, gate: &mut ShardGate, newest: u64, reporter: &dyn Reporter) -> Result<(), TrainError> {
     let mut games: Vec<StoredGame> = Vec::new();
     let mut positions = 0;
-    let mut skipped = 0;
     for path in rd.shards()?.into_iter().rev() {
         if positions >= window.capacity() {
             break;
         }
-        match shard::read(&path) {
-            Ok(s) => {
-                for g in s.games.into_iter().rev() {
-                    positions += g.plies.len();
-                    games.push(g);
-                }
-            }
-            Err(e) => {
-                skipped += 1;
-                reporter.line(&format!("warning: skipping {e}"));
+        if let Some(s) = gate.read(&path, newest, reporter) {
+            for g in s.games.into_iter().rev() {
+                positions += g.plies.len();
+                games.push(g);
             }
         }
     }
     for g in games.iter().rev() {
         window.add_game(&g.to_finished());
     }
-    Ok(skipped)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -319,18 +387,22 @@ fn run_generation(
     sgd: &mut optim::Sgd,
     window: &mut ReplayWindow,
     state: &mut RunState,
-    skipped: usize,
+    gate: &mut ShardGate,
+    deadline: Option<f64>,
     clock: &dyn Fn() -> f64,
     reporter: &dyn Reporter,
-) -> Result<String, TrainError> {
+) -> Result<Option<String>, TrainError> {
     let prev = state.generation;
     let generation = prev + 1;
     // 1. Self-play with the current model.
     let t = Instant::now();
     let (games, evals) = if cfg.selfplay.in_process {
-        self_play_in_process(rd, cfg, variant, device, prev, window, reporter)?
+        self_play_in_process(rd, cfg, variant, device, prev, window, gate, reporter)?
     } else {
-        collect_worker_games(rd, cfg, prev, window, reporter)?
+        match collect_worker_games(rd, cfg, prev, window, gate, deadline, clock, reporter)? {
+            Some(x) => x,
+            None => return Ok(None),
+        }
     };
     let sp_secs = t.elapsed().as_secs_f64().max(1e-9);
     state.selfplay_games += games.len() as u64;
@@ -364,12 +436,12 @@ fn run_generation(
     let mut summary = Vec::new();
     if cfg.eval.every > 0 && generation % cfg.eval.every == 0 && cfg.eval.games > 0 {
         let me = cfg.eval_spec(&rd.model(generation));
-        let mut opponents: Vec<(String, String)> = Vec::new();
+        let mut opponents: Vec<(String, AgentSpec)> = Vec::new();
         if cfg.eval.previous {
             opponents.push(("previous".into(), cfg.eval_spec(&rd.model(prev))));
         }
         for b in &cfg.eval.baselines {
-            opponents.push((b.clone(), b.clone()));
+            opponents.push((b.clone(), b.parse().map_err(|e| TrainError::Run(format!("eval.baselines: {e}")))?));
         }
         for (name, spec) in opponents {
             let s = evaluate(variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
@@ -396,7 +468,7 @@ fn run_generation(
         "train_seconds": train_secs,
         "loss": {"total": lt / n, "policy": lp / n, "value": lv / n},
         "window_positions": window.len(),
-        "skipped_shards": skipped,
+        "skipped_shards": gate.skipped(),
         "selfplay": {
             "games": games.len(),
             "seconds": sp_secs,
@@ -410,7 +482,7 @@ fn run_generation(
         "eval": eval,
     });
     append_metrics(rd, &line)?;
-    Ok(format!(
+    Ok(Some(format!(
         "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies | {}",
         lt / n,
         lp / n,
@@ -422,7 +494,7 @@ fn run_generation(
         100.0 * draw,
         plies,
         if summary.is_empty() { "no evaluation".to_string() } else { summary.join(", ") }
-    ))
+    )))
 }
 
 /// Share of a match's games won by `side` (whoever played it).
@@ -455,17 +527,20 @@ fn append_metrics(rd: &RunDir, line: &serde_json::Value) -> Result<(), TrainErro
     atomic_write(&path, text.as_bytes()).map_err(|e| io_err(&path, e))
 }
 
-fn evaluate(variant: &Arc<Variant>, me: &str, opponent: &str, games: usize, seed: u64, label: &str, reporter: &dyn Reporter) -> Result<MatchSummary, TrainError> {
-    let a: AgentSpec = me.parse().map_err(|e| TrainError::Run(format!("{e}")))?;
-    let b: AgentSpec = opponent.parse().map_err(|e| TrainError::Run(format!("{e}")))?;
+fn evaluate(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize, seed: u64, label: &str, reporter: &dyn Reporter) -> Result<MatchSummary, TrainError> {
     reporter.start(label, games as u64);
     let cfg = MatchConfig { games, seed, opening_plies: 2 };
-    let results = arena::play_match(variant, &a, &b, &cfg, &|_| reporter.advance(1, "")).map_err(|e| TrainError::Run(e.to_string()))?;
+    let results = arena::play_match(variant, a, b, &cfg, &|_| reporter.advance(1, "")).map_err(|e| TrainError::Run(e.to_string()))?;
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
 }
 
 /// Plays the generation's self-play games in this process, writing shards as they fill.
+///
+/// Game `k` of generation `g` (its slot) is seeded `selfplay::game_seed(seed, g, k)`. Games
+/// already written for this generation by an earlier, killed process count, and only the
+/// missing slots are played, so no game of the generation repeats another.
+#[allow(clippy::too_many_arguments)]
 fn self_play_in_process(
     rd: &RunDir,
     cfg: &RunConfig,
@@ -473,16 +548,21 @@ fn self_play_in_process(
     device: Device,
     model_generation: u64,
     window: &mut ReplayWindow,
+    gate: &mut ShardGate,
     reporter: &dyn Reporter,
 ) -> Result<(Vec<FinishedGame>, u64), TrainError> {
-    // Games already written for this generation by an earlier, killed process count.
+    let generation = model_generation + 1;
     let mut games: Vec<FinishedGame> = Vec::new();
+    let mut done = std::collections::HashSet::new();
     let mut seq = 0;
     for p in rd.shards()? {
         if generation_of_shard(&p) == Some(model_generation) {
             seq += 1;
-            if let Ok(s) = shard::read(&p) {
-                games.extend(s.games.iter().map(StoredGame::to_finished));
+            if let Some(s) = gate.read(&p, model_generation, reporter) {
+                for g in &s.games {
+                    done.extend(g.slot);
+                    games.push(g.to_finished());
+                }
             }
         }
     }
@@ -490,26 +570,27 @@ fn self_play_in_process(
     if wanted == 0 {
         return Ok((games, 0));
     }
-    reporter.start(&format!("gen {} self-play", model_generation + 1), wanted as u64);
-    let remaining = AtomicUsize::new(wanted);
+    let slots: Vec<u64> = (0..).filter(|k| !done.contains(k)).take(wanted).collect();
+    reporter.start(&format!("gen {generation} self-play"), wanted as u64);
+    let next = AtomicUsize::new(0);
     let evaluations = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<FinishedGame>();
+    let (tx, rx) = mpsc::channel::<(u64, FinishedGame)>();
     let model_path = rd.model(model_generation);
     let sp = cfg.selfplay_config();
     let result: Result<(), TrainError> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
-        for worker in 0..cfg.selfplay.threads {
+        for _ in 0..cfg.selfplay.threads {
             let tx = tx.clone();
-            let (remaining, evaluations, model_path, sp) = (&remaining, &evaluations, &model_path, &sp);
+            let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
             handles.push(scope.spawn(move || -> Result<(), TrainError> {
                 let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
                 let mut ev = NetEvaluator::new(net, variant);
-                let seed = cfg.seed ^ (model_generation + 1).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ worker as u64;
-                let mut take = |_: &selfplay::Progress| {
-                    remaining.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| r.checked_sub(1)).is_ok()
+                let mut next_game = |_: &selfplay::Progress| {
+                    let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
+                    Some((k, selfplay::game_seed(cfg.seed, generation, k)))
                 };
-                let p = selfplay::play(variant, sp, &mut ev, seed, &mut take, &mut |g| {
-                    let _ = tx.send(g);
+                let p = selfplay::play_games(variant, sp, &mut ev, &mut next_game, &mut |k, g| {
+                    let _ = tx.send((k, g));
                 }, &mut |_| true);
                 evaluations.fetch_add(p.evaluations as usize, Ordering::SeqCst);
                 Ok(())
@@ -518,8 +599,8 @@ fn self_play_in_process(
         drop(tx);
         let mut pending: Vec<StoredGame> = Vec::new();
         let mut write_err = None;
-        for g in rx {
-            pending.push(StoredGame::from(&g));
+        for (k, g) in rx {
+            pending.push(StoredGame::new(&g, Some(k)));
             window.add_game(&g);
             reporter.advance(1, &format!("{} plies", g.plies.len()));
             games.push(g);
@@ -542,12 +623,13 @@ fn self_play_in_process(
     Ok((games, evaluations.load(Ordering::SeqCst) as u64))
 }
 
+/// Writes the pending games as the writer's next shard.
 fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &str, seq: &mut usize, pending: &mut Vec<StoredGame>) -> Result<(), TrainError> {
     if pending.is_empty() {
         return Ok(());
     }
     let path = loop {
-        let p = rd.games().join(format!("g{model_generation:06}-{writer}-{:04}.shard", *seq));
+        let p = rd.games().join(shard::file_name(model_generation, writer, *seq));
         *seq += 1;
         if !p.exists() {
             break p;
@@ -558,41 +640,80 @@ fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &s
     Ok(())
 }
 
-/// Waits for workers' shards of the current model and adds them to the window.
-fn collect_worker_games(rd: &RunDir, cfg: &RunConfig, model_generation: u64, window: &mut ReplayWindow, reporter: &dyn Reporter) -> Result<(Vec<FinishedGame>, u64), TrainError> {
+/// How often a trainer waiting for workers repeats what it waits for.
+const WAIT_NOTE_EVERY: Duration = Duration::from_secs(60);
+
+/// Waits for workers' shards of the current model and adds them to the window. Says what it
+/// waits for (once, then every [`WAIT_NOTE_EVERY`]); returns `None` when `clock` passes
+/// `deadline` first.
+#[allow(clippy::too_many_arguments)]
+fn collect_worker_games(
+    rd: &RunDir,
+    cfg: &RunConfig,
+    model_generation: u64,
+    window: &mut ReplayWindow,
+    gate: &mut ShardGate,
+    deadline: Option<f64>,
+    clock: &dyn Fn() -> f64,
+    reporter: &dyn Reporter,
+) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
     let wanted = cfg.selfplay.games_per_generation;
-    reporter.start(&format!("gen {} waiting for workers' games", model_generation + 1), wanted as u64);
+    let generation = model_generation + 1;
+    reporter.start(&format!("gen {generation} waiting for workers' games"), wanted as u64);
     let mut seen = std::collections::HashSet::new();
     let mut games = Vec::new();
-    while games.len() < wanted {
+    let mut noted: Option<Instant> = None;
+    loop {
         for p in rd.shards()? {
             if generation_of_shard(&p) != Some(model_generation) || seen.contains(&p) {
                 continue;
             }
             seen.insert(p.clone());
-            match shard::read(&p) {
-                Ok(s) => {
-                    for g in s.games.iter().map(StoredGame::to_finished) {
-                        window.add_game(&g);
-                        reporter.advance(1, "");
-                        games.push(g);
-                    }
+            if let Some(s) = gate.read(&p, model_generation, reporter) {
+                for g in s.games.iter().map(StoredGame::to_finished) {
+                    window.add_game(&g);
+                    reporter.advance(1, "");
+                    games.push(g);
                 }
-                Err(e) => reporter.line(&format!("warning: skipping {e}")),
             }
         }
-        if games.len() < wanted {
-            std::thread::sleep(Duration::from_millis(500));
+        if games.len() >= wanted {
+            break;
         }
+        let now = clock();
+        if let Some(d) = deadline.filter(|&d| now >= d) {
+            reporter.finish();
+            reporter.line(&format!(
+                "stopping: the {} minute budget ran out after {:.0} s while waiting for self-play workers ({}/{wanted} games of generation {generation}); --resume continues",
+                cfg.budget.minutes,
+                d,
+                games.len()
+            ));
+            return Ok(None);
+        }
+        if noted.map_or(true, |t| t.elapsed() >= WAIT_NOTE_EVERY) {
+            reporter.line(&format!(
+                "waiting for self-play workers: {}/{wanted} games of generation {generation} (model {model_generation}) in {}; start workers with `tafl-lab selfplay --run-dir {}`",
+                games.len(),
+                rd.games().display(),
+                rd.root.display()
+            ));
+            noted = Some(Instant::now());
+        }
+        let nap = deadline.map_or(0.5, |d| (d - now).clamp(0.01, 0.5));
+        std::thread::sleep(Duration::from_secs_f64(nap));
     }
     reporter.finish();
-    Ok((games, 0))
+    Ok(Some((games, 0)))
 }
 
 /// A self-play worker: plays games with the newest model of the run in `dir` and writes
 /// shards, reloading the model when a newer one appears, until `max_games` (0 = forever) or
-/// `minutes` (0 = no limit).
+/// `minutes` (0 = no limit). Its `k`-th game with model `g` is seeded from the run seed, the
+/// writer name (which holds the process id), `g` and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
+    let writer = format!("{name}-{}", std::process::id());
+    shard::check_writer(&writer).map_err(|e| TrainError::Run(format!("--name {name:?}: {e}")))?;
     let rd = RunDir::new(dir);
     let cfg = rd.load_config()?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
@@ -601,26 +722,30 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let started = Instant::now();
     let mut played = 0u64;
     let mut seq = 0usize;
-    let mut round = 0u64;
-    let writer = format!("{name}-{}", std::process::id());
+    let writer_seed = cfg.seed ^ crate::rules::ruleset::fnv1a(writer.as_bytes());
+    let mut slot = 0u64;
+    let mut slot_generation = None;
     reporter.line(&format!("worker {writer}: self-play for {} in {}", variant.name, dir.display()));
     while (max_games == 0 || played < max_games) && (minutes <= 0.0 || started.elapsed().as_secs_f64() < minutes * 60.0) {
         let generation = rd.latest_generation()?;
+        if slot_generation != Some(generation) {
+            (slot, slot_generation) = (0, Some(generation));
+        }
         let (net, _) = checkpoint::load(&rd.model(generation), Some(&variant), device)?;
         let mut ev = NetEvaluator::new(net, &variant);
         let n = cfg.selfplay.games_per_shard.min(if max_games == 0 { usize::MAX } else { (max_games - played) as usize });
         let mut left = n;
         let mut pending = Vec::new();
-        let seed = cfg.seed ^ crate::rules::ruleset::fnv1a(writer.as_bytes()) ^ round;
-        round += 1;
         reporter.start(&format!("worker model {generation}"), n as u64);
-        selfplay::play(&variant, &sp, &mut ev, seed, &mut |_| {
-            let go = left > 0;
-            left = left.saturating_sub(1);
-            go
-        }, &mut |g| {
+        selfplay::play_games(&variant, &sp, &mut ev, &mut |_| {
+            (left > 0).then(|| {
+                left -= 1;
+                slot += 1;
+                (slot - 1, selfplay::game_seed(writer_seed, generation, slot - 1))
+            })
+        }, &mut |k, g| {
             reporter.advance(1, "");
-            pending.push(StoredGame::from(&g));
+            pending.push(StoredGame::new(&g, Some(k)));
         }, &mut |_| true);
         reporter.finish();
         played += pending.len() as u64;

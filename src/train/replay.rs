@@ -133,6 +133,12 @@ impl ReplayWindow {
 /// with the value weighted.
 pub fn losses(net: &crate::nn::TaflNet, batch: &Batch, value_weight: f64) -> (Tensor, Tensor, Tensor) {
     let (p, v) = net.forward_t(&batch.input, true);
+    losses_of(&p, &v, batch, value_weight)
+}
+
+/// [`losses`] of the network's outputs: policy logits `[B, ...]` (flattened per sample) and
+/// win/draw/loss logits `[B, 3]`.
+pub fn losses_of(p: &Tensor, v: &Tensor, batch: &Batch, value_weight: f64) -> (Tensor, Tensor, Tensor) {
     let logp = p.flatten(1, -1).log_softmax(-1, Kind::Float);
     let per_sample = -(&batch.policy * logp).sum_dim_intlist(-1, false, Kind::Float);
     let count = batch.policy_mask.sum(Kind::Float).clamp_min(1.0);
@@ -144,8 +150,181 @@ pub fn losses(net: &crate::nn::TaflNet, batch: &Batch, value_weight: f64) -> (Te
 
 #[cfg(test)]
 mod tests {
-    use super::value_target;
-    use crate::rules::Side;
+    use super::*;
+    use crate::nn::encoding::PLANE_NAMES;
+    use crate::rules::{Position, Side};
+    use crate::selfplay::PlyRecord;
+    use rand::rngs::SmallRng;
+    use rand::SeedableRng;
+
+    fn brandubh() -> Arc<Variant> {
+        Arc::new(Variant::preset("brandubh"))
+    }
+
+    /// A game of random legal moves; even plies are full searches with a made-up policy over
+    /// the legal moves (the played move weighted most), odd plies fast ones.
+    fn random_game(v: &Arc<Variant>, seed: u64, max_plies: usize) -> FinishedGame {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut pos = Position::start(v.clone());
+        let mut plies = Vec::new();
+        while pos.outcome().is_none() && plies.len() < max_plies {
+            let moves = pos.legal_moves();
+            let mv = moves[rng.gen_range(0..moves.len())];
+            let full = plies.len() % 2 == 0;
+            let policy = if full {
+                let w: Vec<f32> = moves.iter().map(|&m| if m == mv { 10.0 } else { rng.gen_range(0.0..1.0) }).collect();
+                let sum: f32 = w.iter().sum();
+                moves.iter().zip(&w).map(|(&m, &x)| (m, x / sum)).collect()
+            } else {
+                Vec::new()
+            };
+            plies.push(PlyRecord { mv, policy, full, value: 0.0 });
+            pos.make(mv);
+        }
+        let outcome = pos.outcome().unwrap_or(crate::rules::Outcome::win(Side::Defenders, crate::rules::Reason::KingCaptured));
+        FinishedGame { plies, outcome }
+    }
+
+    /// The samples a game should give, in order.
+    fn expected(w: &ReplayWindow, game: &FinishedGame) -> Vec<(Vec<u8>, Vec<(u32, f32)>, [f32; 3])> {
+        let g = w.variant.geometry;
+        let n = game.plies.len();
+        replay(&w.variant, &game.plies)
+            .enumerate()
+            .map(|(i, (pos, ply))| {
+                let planes = w.encoder.planes(&pos).iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect();
+                let policy = ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect();
+                (planes, policy, value_target(game.outcome.winner, pos.to_move(), n - i, w.discount))
+            })
+            .collect()
+    }
+
+    fn contents(w: &ReplayWindow) -> Vec<(Vec<u8>, Vec<(u32, f32)>, [f32; 3])> {
+        w.samples.iter().map(|s| (s.planes.clone(), s.policy.clone(), s.wdl)).collect()
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_positions_in_order() {
+        let v = brandubh();
+        let (a, b, c) = (random_game(&v, 1, 20), random_game(&v, 2, 15), random_game(&v, 3, 500));
+        let (na, nb) = (a.plies.len(), b.plies.len());
+        assert!(na > 10 && nb > 10);
+        let capacity = na + nb - 7;
+        let mut w = ReplayWindow::new(v.clone(), capacity, 0.97);
+        w.add_game(&a);
+        assert_eq!((w.len(), w.capacity()), (na, capacity));
+        assert_eq!(contents(&w), expected(&w, &a));
+        w.add_game(&b);
+        assert_eq!(w.len(), capacity);
+        // The 7 oldest positions (the start of game a) went first; then a's rest, then b.
+        let mut want = expected(&w, &a)[7..].to_vec();
+        want.extend(expected(&w, &b));
+        assert_eq!(contents(&w), want);
+        // A game longer than the window leaves only its own last positions.
+        let nc = c.plies.len();
+        assert!(nc > capacity, "{nc} plies");
+        w.add_game(&c);
+        assert_eq!(contents(&w), expected(&w, &c)[nc - capacity..].to_vec());
+        // Fast-search plies have no policy target; the value target is the discounted result.
+        assert!(w.samples.iter().any(|s| s.policy.is_empty()) && w.samples.iter().any(|s| !s.policy.is_empty()));
+    }
+
+    #[test]
+    fn batches_transform_planes_and_policy_by_the_same_symmetry() {
+        let v = brandubh();
+        let g = v.geometry;
+        let mut w = ReplayWindow::new(v.clone(), 10_000, 0.9);
+        for seed in 0..3 {
+            w.add_game(&random_game(&v, 10 + seed, 60));
+        }
+        assert_eq!(w.symmetries.len(), 8, "brandubh has every symmetry");
+        let size = 96;
+        let batch = w.batch(size, &mut SmallRng::seed_from_u64(5), Device::Cpu);
+        let nn = g.num_squares();
+        let (len, ps) = (w.encoder.len(), policy_size(g));
+        assert_eq!(batch.input.size(), [size as i64, PLANES as i64, g.size() as i64, g.size() as i64]);
+        assert_eq!(batch.policy.size(), [size as i64, ps as i64]);
+        assert_eq!(batch.wdl.size(), [size as i64, 3]);
+        let input = Vec::<f32>::try_from(batch.input.flatten(0, -1)).unwrap();
+        let policy = Vec::<f32>::try_from(batch.policy.flatten(0, -1)).unwrap();
+        let mask = Vec::<f32>::try_from(&batch.policy_mask).unwrap();
+        let wdl = Vec::<f32>::try_from(batch.wdl.flatten(0, -1)).unwrap();
+        let plane = |name: &str| PLANE_NAMES.iter().position(|&n| n == name).unwrap() * nn;
+        let mut transformed = 0;
+        for i in 0..size {
+            let x = &input[i * len..(i + 1) * len];
+            let pol = &policy[i * ps..(i + 1) * ps];
+            // Some sample under some symmetry gives this row: planes, policy, mask and value.
+            let found = w.samples.iter().any(|s| {
+                let planes: Vec<f32> = s.planes.iter().map(|&q| q as f32 / 255.0).collect();
+                w.symmetries.iter().any(|&sym| {
+                    let mut want = vec![0f32; ps];
+                    for &(idx, p) in &s.policy {
+                        want[policy_index(g, sym.mv(g, index_move(g, idx as usize).unwrap()))] = p;
+                    }
+                    sym.planes(g, &planes) == x && want == pol && s.wdl == wdl[i * 3..i * 3 + 3] && mask[i] == f32::from(!s.policy.is_empty())
+                })
+            });
+            assert!(found, "row {i} is no sample under any symmetry");
+            if !w.samples.iter().any(|s| s.planes.iter().zip(x).all(|(&q, &y)| q as f32 / 255.0 == y)) {
+                transformed += 1;
+            }
+            // Independently of how the rows are made: every move the policy target names
+            // starts on a piece of the side to move and lands on an empty square of the
+            // row's own (transformed) board.
+            let attackers_move = x[plane("attackers_to_move")] == 1.0;
+            let occupied = |d: usize| ["attackers", "defenders", "king"].iter().any(|n| x[plane(n) + d] == 1.0);
+            let ours = |d: usize| {
+                if attackers_move {
+                    x[plane("attackers") + d] == 1.0
+                } else {
+                    x[plane("defenders") + d] == 1.0 || x[plane("king") + d] == 1.0
+                }
+            };
+            let targets: Vec<usize> = (0..ps).filter(|&k| pol[k] > 0.0).collect();
+            assert_eq!(!targets.is_empty(), mask[i] == 1.0, "row {i}");
+            for k in targets {
+                let m = index_move(g, k).expect("targets are on the board");
+                assert!(ours(g.dense(m.from)) && !occupied(g.dense(m.to)), "row {i}: target {m} does not fit the board");
+            }
+            assert!((wdl[i * 3..i * 3 + 3].iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        }
+        assert!(transformed > size / 2, "most rows are under a symmetry other than the identity ({transformed})");
+    }
+
+    #[test]
+    fn losses_match_a_hand_computation() {
+        // Three samples over a policy of 3 moves; the second has no policy target.
+        let p = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 5.0, -1.0, 0.0, 0.5, 0.5, -2.0]).view([3, 3]);
+        let v = Tensor::from_slice(&[0.5f32, 0.0, -0.5, 1.0, 2.0, 0.0, -1.0, 0.25, 3.0]).view([3, 3]);
+        let target = [[0.2, 0.8, 0.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.25]];
+        let wdl_t = [[1.0, 0.0, 0.0], [0.0, 0.3, 0.7], [0.1, 0.8, 0.1]];
+        let flat = |a: &[[f64; 3]; 3]| a.iter().flatten().map(|&x| x as f32).collect::<Vec<f32>>();
+        let batch = Batch {
+            input: Tensor::zeros([3], (Kind::Float, Device::Cpu)),
+            policy: Tensor::from_slice(&flat(&target)).view([3, 3]),
+            policy_mask: Tensor::from_slice(&[1.0f32, 0.0, 1.0]),
+            wdl: Tensor::from_slice(&flat(&wdl_t)).view([3, 3]),
+        };
+        let logits_p = [[1.0, 2.0, 3.0], [5.0, -1.0, 0.0], [0.5, 0.5, -2.0]];
+        let logits_v = [[0.5, 0.0, -0.5], [1.0, 2.0, 0.0], [-1.0, 0.25, 3.0]];
+        // Cross-entropy -sum t * log softmax(z), by hand.
+        let ce = |z: &[f64; 3], t: &[f64; 3]| {
+            let lse = z.iter().map(|x| x.exp()).sum::<f64>().ln();
+            -(0..3).map(|k| t[k] * (z[k] - lse)).sum::<f64>()
+        };
+        let policy = (ce(&logits_p[0], &target[0]) + ce(&logits_p[2], &target[2])) / 2.0;
+        let value = (0..3).map(|i| ce(&logits_v[i], &wdl_t[i])).sum::<f64>() / 3.0;
+        let (total, lp, lv) = losses_of(&p, &v, &batch, 0.4);
+        let close = |t: &Tensor, want: f64| (t.double_value(&[]) - want).abs() < 1e-5;
+        assert!(close(&lp, policy), "policy {} against {policy}", lp.double_value(&[]));
+        assert!(close(&lv, value), "value {} against {value}", lv.double_value(&[]));
+        assert!(close(&total, policy + 0.4 * value), "total {}", total.double_value(&[]));
+        // No policy targets at all: the policy loss is 0, not a division by zero.
+        let none = Batch { policy_mask: Tensor::zeros([3], (Kind::Float, Device::Cpu)), policy: batch.policy.zeros_like(), ..batch };
+        let (_, lp, _) = losses_of(&p, &v, &none, 1.0);
+        assert_eq!(lp.double_value(&[]), 0.0);
+    }
 
     #[test]
     fn value_targets_discount_towards_a_draw_far_from_the_end() {

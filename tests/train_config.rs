@@ -1,0 +1,97 @@
+//! Run-config and variant-TOML errors name the right line; budget overrides are checked; a
+//! resumed run is sized from its saved config.
+
+use tafl_lab::rules::Variant;
+use tafl_lab::train::{self, Overrides, RunConfig};
+
+const SMOKE: &str = include_str!("../configs/runs/smoke.toml");
+
+/// `text` with `line` inserted so that it becomes line `n` (1-based).
+fn with_line(text: &str, n: usize, line: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(n - 1, line);
+    lines.join("\n") + "\n"
+}
+
+fn run_config_error(text: &str) -> String {
+    RunConfig::from_toml(text, "bad.toml").expect_err("the config is bad").to_string()
+}
+
+#[test]
+fn run_config_errors_at_column_0_name_their_own_line() {
+    let cases = [
+        // An unknown key at the start of line 5.
+        (with_line(SMOKE, 5, "unknown_key = 1"), 5, "unknown field `unknown_key`"),
+        // An unknown table at the start of line 7.
+        (SMOKE.replace("[net]", "[nett]"), 7, "unknown field `nett`"),
+        // A duplicate key at the start of line 5.
+        (with_line(SMOKE, 5, "seed = 8"), 5, "duplicate key"),
+        // The first line.
+        (with_line(SMOKE, 1, "oops = true"), 1, "unknown field `oops`"),
+    ];
+    for (text, line, needle) in cases {
+        assert_eq!(text.lines().nth(line - 1).map(|l| l.starts_with(['u', '[', 's', 'o'])), Some(true));
+        let e = run_config_error(&text);
+        assert!(e.starts_with(&format!("bad.toml: line {line}: ")), "line {line} expected: {e}");
+        assert!(e.contains(needle), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    // A span inside a line (a value of the wrong type) keeps its line too.
+    let text = SMOKE.replace("games = 2", "games = \"two\"");
+    let line = text.lines().position(|l| l.contains("\"two\"")).unwrap() + 1;
+    assert!(run_config_error(&text).contains(&format!("line {line}: ")), "{}", run_config_error(&text));
+}
+
+const VARIANT: &str = "name = \"mini\"\nbase = \"brandubh\"\ndescription = \"a test\"\nsource = \"here\"\n";
+
+#[test]
+fn variant_toml_errors_at_column_0_name_their_own_line() {
+    Variant::from_toml_str(VARIANT, "mini.toml").expect("the base text is a variant");
+    for (bad, needle) in [("name = \"again\"", "duplicate key"), ("= 3", "")] {
+        let text = format!("{VARIANT}{bad}\n");
+        let e = Variant::from_toml_str(&text, "mini.toml").expect_err("bad TOML").to_string();
+        assert!(e.contains("mini.toml") && e.contains("line 5: "), "line 5 expected: {e}");
+        assert!(e.contains(needle), "{e}");
+    }
+}
+
+#[test]
+fn budget_overrides_must_mean_something() {
+    let bad = |o: Overrides, needle: &str| {
+        let e = o.validate().expect_err("refused").to_string();
+        assert!(e.contains(needle) && e.lines().count() == 1, "{e}");
+    };
+    for m in [-5.0, 0.0, f64::NAN, f64::INFINITY, -0.0] {
+        bad(Overrides { minutes: Some(m), generations: None }, "--minutes");
+    }
+    bad(Overrides { minutes: None, generations: Some(0) }, "--generations 0");
+    for ok in [Overrides::default(), Overrides { minutes: Some(0.05), generations: Some(1) }] {
+        ok.validate().unwrap();
+    }
+    // The config's own budget: NaN is no number of minutes.
+    let e = run_config_error(&SMOKE.replace("generations = 2", "generations = 2\nminutes = nan"));
+    assert!(e.contains("budget.minutes"), "{e}");
+}
+
+#[test]
+fn a_resumed_run_is_sized_from_its_saved_config() {
+    let dir = std::env::temp_dir().join(format!("tafl-lab-test-effective-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let given = RunConfig::from_toml(SMOKE, "smoke.toml").unwrap();
+    let mut saved = given.clone();
+    saved.selfplay.threads = 4;
+    saved.name = "saved".into();
+    // No run yet: the given config; resuming nothing is an error.
+    assert_eq!(train::effective_config(Some(given.clone()), &dir, false).unwrap(), given);
+    assert!(train::effective_config(Some(given.clone()), &dir, true).unwrap_err().to_string().contains("nothing to resume"));
+    std::fs::write(dir.join("config.toml"), toml::to_string(&saved).unwrap()).unwrap();
+    std::fs::write(dir.join("state.json"), "{\"generation\": 3, \"wall_seconds\": 1.0, \"selfplay_games\": 12}").unwrap();
+    let cfg = train::effective_config(Some(given.clone()), &dir, true).unwrap();
+    assert_eq!(cfg, saved, "the saved config, not the command line's");
+    assert_eq!(train::torch_threads(&cfg, 8), 2);
+    assert_eq!(train::torch_threads(&given, 8), 8);
+    assert_eq!(train::torch_threads(&cfg, 2), 1);
+    assert!(train::effective_config(Some(given), &dir, false).unwrap_err().to_string().contains("--resume"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -141,7 +141,7 @@ pub fn play_game(
     }
     while pos.outcome().is_none() {
         let agent = if pos.to_move() == a_side { &mut *a } else { &mut *b };
-        let m = agent.choose(&pos);
+        let m = agent.choose(&pos).expect("an unfinished game has a legal move");
         pos.play(m).expect("agents play legal moves");
         moves.push(m);
     }

@@ -8,8 +8,9 @@
 //! `analysis <count> <pv> <eval> ...`, `error <code> <reason>`.
 //!
 //! Error codes follow the protocol (0 rules not supported, 3 illegal move); tafl-lab adds
-//! 100 for a malformed or unknown command. No input makes the engine panic or exit, except
-//! `goodbye` and the end of input.
+//! 100 for a malformed or unknown command (a `clock` or `analyze` number that is not finite,
+//! or is negative, included). `play` for a side with no legal move is error 3. No input makes
+//! the engine panic or exit, except `goodbye` and the end of input.
 
 use crate::arena::{Agent, AgentError, AgentSpec};
 use crate::rules::notation::{parse_move, parse_position, parse_rules_string};
@@ -50,6 +51,11 @@ pub struct Engine {
 const E_RULES: u32 = 0;
 const E_ILLEGAL: u32 = 3;
 const E_COMMAND: u32 = 100;
+
+/// Every whitespace-separated token of `text` as a number, or `None` if one is not a number.
+fn numbers(text: &str) -> Option<Vec<f64>> {
+    text.split_whitespace().map(|x| x.parse().ok()).collect()
+}
 
 fn side_of(s: &str) -> Option<Side> {
     match s {
@@ -157,9 +163,13 @@ impl Engine {
     }
 
     fn clock(&mut self, text: &str) -> Vec<String> {
-        let nums: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        if nums.len() < 2 || nums.len() != text.split_whitespace().count() {
-            return Self::error(E_COMMAND, format!("clock {text:?}: expected numbers: attacker-seconds defender-seconds [overtime-seconds attacker-overtimes defender-overtimes]"));
+        let usage = "expected numbers: attacker-seconds defender-seconds [overtime-seconds attacker-overtimes defender-overtimes]";
+        let nums = match numbers(text) {
+            Some(n) if n.len() >= 2 => n,
+            Some(_) | None => return Self::error(E_COMMAND, format!("clock {text:?}: {usage}")),
+        };
+        if let Some(bad) = nums.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+            return Self::error(E_COMMAND, format!("clock {text:?}: {bad} is not a finite number >= 0; {usage}"));
         }
         let side = self.side.unwrap_or(self.position.to_move());
         let (mine, overtime, periods) = match side {
@@ -181,7 +191,9 @@ impl Engine {
             return None;
         }
         let secs = main / 20.0 + if periods > 0 { overtime * 0.8 } else { 0.0 };
-        Some(Duration::from_secs_f64(secs.clamp(0.05, 60.0)))
+        // `clock` admits only finite numbers >= 0; a NaN here would panic in `from_secs_f64`.
+        let secs = if secs.is_nan() { 0.05 } else { secs.clamp(0.05, 60.0) };
+        Some(Duration::from_secs_f64(secs))
     }
 
     fn play(&mut self, text: &str) -> Vec<String> {
@@ -192,16 +204,23 @@ impl Engine {
             return Self::error(E_ILLEGAL, "the game is over");
         }
         if self.position.to_move() != side {
-            // The host knows whose turn it is: take its word.
+            // The host knows whose turn it is: take its word. The rebuilt position decides its
+            // own outcome (that side may have no move at all), so check it before searching.
             let mut setup = self.position.to_setup();
             setup.to_move = side;
-            match Position::from_setup(self.variant.clone(), &setup) {
-                Ok(p) => self.position = p,
+            let p = match Position::from_setup(self.variant.clone(), &setup) {
+                Ok(p) => p,
                 Err(e) => return Self::error(E_COMMAND, format!("play: {e}")),
+            };
+            if let Some(o) = p.outcome() {
+                return Self::error(E_ILLEGAL, format!("the {} have no move here: the game is over ({o})", side.name()));
             }
+            self.position = p;
         }
         let time = self.budget();
-        let mv = self.agent.choose_for(&self.position, time);
+        let Some(mv) = self.agent.choose_for(&self.position, time) else {
+            return Self::error(E_ILLEGAL, format!("the {} have no legal move", side.name()));
+        };
         self.position.make(mv);
         vec![format!("move {mv}")]
     }
@@ -231,16 +250,18 @@ impl Engine {
     }
 
     fn analyze(&mut self, text: &str) -> Vec<String> {
-        let nums: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        if nums.len() != 2 || nums[0] < 1.0 || nums[1] <= 0.0 {
-            return Self::error(E_COMMAND, format!("analyze {text:?}: expected a move count and seconds"));
-        }
+        let nums = match numbers(text) {
+            Some(n) if n.len() == 2 && n.iter().all(|x| x.is_finite()) && n[0] >= 1.0 && n[1] > 0.0 => n,
+            _ => return Self::error(E_COMMAND, format!("analyze {text:?}: expected a move count and seconds (finite, positive)")),
+        };
         if self.position.is_over() {
             return Self::error(E_ILLEGAL, "the game is over");
         }
         let Some(r) = self.agent.think_for(&self.position, Some(Duration::from_secs_f64(nums[1].min(600.0)))) else {
             // A random player: one move, no evaluation to speak of.
-            let mv = self.agent.choose(&self.position);
+            let Some(mv) = self.agent.choose(&self.position) else {
+                return Self::error(E_ILLEGAL, "no legal move");
+            };
             return vec![format!("analysis 1 {mv} 0")];
         };
         let count = (nums[0] as usize).min(r.moves.len()).max(1);

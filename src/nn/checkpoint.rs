@@ -65,6 +65,49 @@ impl ModelMeta {
     }
 }
 
+/// Metadata that parses but cannot describe a model this build can load.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetaError {
+    /// The board size is not a supported tafl board (odd, 7..=19).
+    #[error("board_size {size}: {reason}")]
+    BoardSize { size: u8, reason: String },
+    /// The embedded variant does not load.
+    #[error("embedded variant: {0}")]
+    Variant(String),
+    /// The embedded variant is played on another board than `board_size` says.
+    #[error("board_size {meta} but the embedded variant {name:?} is {variant}x{variant}")]
+    Geometry { meta: u8, name: String, variant: u8 },
+    /// No input planes.
+    #[error("input_planes = 0")]
+    Planes,
+    /// An impossible or absurd architecture.
+    #[error("{0}")]
+    Architecture(String),
+    /// The file holds fewer weights than the architecture's trunk alone needs.
+    #[error("{found} weights in the file, fewer than the {needed} of a {net} trunk")]
+    TooFewWeights { found: usize, needed: usize, net: NetConfig },
+}
+
+impl ModelMeta {
+    /// Checks that the metadata describes a network this build can construct: a supported
+    /// board size equal to the embedded variant's, input planes, and a sane architecture.
+    ///
+    /// # Errors
+    /// The first problem found.
+    pub fn validate(&self) -> Result<(), MetaError> {
+        crate::rules::Geometry::new(self.board_size).map_err(|reason| MetaError::BoardSize { size: self.board_size, reason })?;
+        if self.input_planes == 0 {
+            return Err(MetaError::Planes);
+        }
+        self.net.check().map_err(MetaError::Architecture)?;
+        let v = Variant::from_toml_str(&self.variant_toml, "variant_toml").map_err(|e| MetaError::Variant(e.to_string()))?;
+        if v.geometry.size() != self.board_size {
+            return Err(MetaError::Geometry { meta: self.board_size, name: v.name, variant: v.geometry.size() });
+        }
+        Ok(())
+    }
+}
+
 fn format_err(path: &Path, message: impl Into<String>) -> NnError {
     NnError::Format { path: path.to_path_buf(), message: message.into() }
 }
@@ -125,14 +168,28 @@ fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>) -> R
     })
 }
 
-/// Follows run-directory conventions: a directory means its `models/latest` (or `latest`)
-/// pointer; a file named `latest` holds the name of the newest checkpoint beside it.
+/// The checkpoint a shipped model directory holds (`models/brandubh/model.safetensors`).
+pub const MODEL_FILE: &str = "model.safetensors";
+
+/// Follows run-directory and model-directory conventions: a directory means its
+/// `models/latest` pointer (a run), its `latest` pointer (a run's `models/`), its
+/// `model.safetensors` (a shipped model) or its `weights.safetensors` (an `export` folder),
+/// the first found; a file named
+/// `latest` holds the name of the newest checkpoint beside it.
 pub fn resolve(path: &Path) -> Result<PathBuf, NnError> {
     let io = |e: std::io::Error| NnError::Io { path: path.to_path_buf(), message: e.to_string() };
     let mut p = path.to_path_buf();
     if p.is_dir() {
-        let nested = p.join("models").join("latest");
-        p = if nested.exists() { nested } else { p.join("latest") };
+        let candidates = [p.join("models").join("latest"), p.join("latest"), p.join(MODEL_FILE), p.join("weights.safetensors")];
+        p = match candidates.into_iter().find(|c| c.is_file()) {
+            Some(c) => c,
+            None => {
+                return Err(NnError::Io {
+                    path: p,
+                    message: format!("a directory without a model (looked for models/latest, latest, {MODEL_FILE} and weights.safetensors)"),
+                })
+            }
+        };
     }
     if p.file_name().is_some_and(|n| n == "latest") {
         let target = std::fs::read_to_string(&p).map_err(io)?;
@@ -168,6 +225,7 @@ fn meta_of(bytes: &[u8], path: &Path) -> Result<ModelMeta, NnError> {
             format!("encoding version {} with {} planes; this build uses version {ENCODING_VERSION} with {PLANES}", meta.encoding_version, meta.input_planes),
         ));
     }
+    meta.validate().map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
     Ok(meta)
 }
 
@@ -179,7 +237,15 @@ pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(T
     if let Some(v) = variant {
         meta.check_variant(v, path)?;
     }
-    let net = TaflNet::new(meta.board_size, meta.net, device);
+    // Before allocating the network: a file too small for the architecture it names is
+    // corrupt (and must not make us build a huge network only to refuse its weights).
+    let (header_len, _) = SafeTensors::read_metadata(&bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
+    let found = bytes.len().saturating_sub(header_len.saturating_add(8)) / 4;
+    let needed = meta.net.trunk_weights();
+    if found < needed {
+        return Err(format_err(path, format!("bad metadata: {}", MetaError::TooFewWeights { found, needed, net: meta.net })));
+    }
+    let net = TaflNet::try_new(meta.board_size, meta.net, device).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
     copy_into(&bytes, path, &mut net.vs.variables())?;
     Ok((net, meta))
 }

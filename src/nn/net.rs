@@ -29,6 +29,36 @@ impl NetConfig {
     }
 }
 
+/// The deepest trunk a model file may describe: far above any network tafl-lab trains, low
+/// enough that size arithmetic on corrupt metadata cannot overflow.
+pub const MAX_BLOCKS: usize = 1024;
+/// The widest trunk a model file may describe (see [`MAX_BLOCKS`]).
+pub const MAX_CHANNELS: usize = 4096;
+
+impl NetConfig {
+    /// Checks that a network of this size can be built: at least one channel, at most
+    /// [`MAX_BLOCKS`] blocks and [`MAX_CHANNELS`] channels.
+    ///
+    /// # Errors
+    /// A one-line reason naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        if self.channels == 0 || self.channels > MAX_CHANNELS {
+            return Err(format!("net.channels = {}: must be in 1..={MAX_CHANNELS}", self.channels));
+        }
+        if self.blocks > MAX_BLOCKS {
+            return Err(format!("net.blocks = {}: must be in 0..={MAX_BLOCKS}", self.blocks));
+        }
+        Ok(())
+    }
+
+    /// Number of weights of the trunk's convolutions alone: a lower bound on the parameter
+    /// count of any network of this size (the heads and batch norms come on top).
+    pub fn trunk_weights(&self) -> usize {
+        let c = self.channels;
+        9 * PLANES * c + self.blocks * 2 * 9 * c * c
+    }
+}
+
 impl std::fmt::Display for NetConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{}", self.blocks, self.channels)
@@ -76,7 +106,28 @@ const VALUE_HIDDEN: usize = 64;
 
 impl TaflNet {
     /// A freshly initialised network for boards of side `board_size`.
+    ///
+    /// # Panics
+    /// If the board size is not a supported tafl board (callers pass a variant's geometry;
+    /// model files go through [`TaflNet::try_new`]).
     pub fn new(board_size: u8, config: NetConfig, device: Device) -> TaflNet {
+        if let Err(e) = crate::rules::Geometry::new(board_size) {
+            panic!("TaflNet::new: {e}");
+        }
+        TaflNet::build(board_size, config, device)
+    }
+
+    /// As [`TaflNet::new`], but refusing a board size or architecture it cannot build.
+    ///
+    /// # Errors
+    /// A board size outside the supported range or an even one, or a bad `config`.
+    pub fn try_new(board_size: u8, config: NetConfig, device: Device) -> Result<TaflNet, String> {
+        crate::rules::Geometry::new(board_size)?;
+        config.check()?;
+        Ok(TaflNet::build(board_size, config, device))
+    }
+
+    fn build(board_size: u8, config: NetConfig, device: Device) -> TaflNet {
         let vs = nn::VarStore::new(device);
         let n = board_size as usize;
         let c = config.channels;

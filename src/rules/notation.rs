@@ -73,7 +73,8 @@ pub fn parse_position_string(s: &str) -> Result<(u8, Vec<(Square, Piece)>), Setu
                 if k == 0 {
                     return Err(bad(format!("row {} has a zero count", r + 1)));
                 }
-                *file += k;
+                // Checked: a count near usize::MAX must not wrap the file back onto the board.
+                *file = file.checked_add(k).ok_or_else(|| bad(format!("row {} has a count too large", r + 1)))?;
                 digits.clear();
             }
             Ok(())

@@ -70,11 +70,46 @@ fn rule_tweaks_are_named_and_runs_compare() {
     assert_eq!(r[0]["changes"][0], "king_strength=strong");
     assert!(r[0]["human"].is_null(), "human figures are for the unchanged preset");
     assert!(std::fs::read_to_string(strong.join("report.md")).unwrap().contains("brandubh [king_strength=strong]"));
-    let a = plain.join("balance.json");
+    // A run with mixed results compared with itself: z = 0, p = 1 (to the normal CDF's
+    // accuracy), not significant. (The real runs are all defender wins, where p = 1 exactly
+    // whatever the test computes, so they would not show a wrong formula.)
+    let mut mixed = rows(&plain);
+    mixed[0]["games"] = 100.into();
+    mixed[0]["defenders_win"] = 60.into();
+    mixed[0]["defenders_rate"] = 0.6.into();
+    let a = plain.join("mixed.json");
+    std::fs::write(&a, serde_json::to_string(&mixed).unwrap()).unwrap();
     let same = ok(&run(&["balance", "--compare", a.to_str().unwrap(), a.to_str().unwrap(), "--json"]));
     let c: serde_json::Value = serde_json::from_str(same.trim()).unwrap();
-    assert_eq!(c[0]["p_value"], 1.0);
+    assert_eq!(c[0]["z"], 0.0);
+    assert!((c[0]["p_value"].as_f64().unwrap() - 1.0).abs() < 1e-6, "{c}");
     assert_eq!(c[0]["significant"], false);
+    assert_eq!(c[0]["paired_by"], "variant, changes, sims");
+    // 60/100 against 45/100: pooled z = 2.1243, two-sided p = 0.0337 (by hand).
+    let mut other = mixed.clone();
+    other[0]["defenders_win"] = 45.into();
+    other[0]["defenders_rate"] = 0.45.into();
+    let b = plain.join("other.json");
+    std::fs::write(&b, serde_json::to_string(&other).unwrap()).unwrap();
+    let c: serde_json::Value = serde_json::from_str(ok(&run(&["balance", "--compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"])).trim()).unwrap();
+    assert!((c[0]["z"].as_f64().unwrap() - 2.1243).abs() < 1e-3, "{c}");
+    assert!((c[0]["p_value"].as_f64().unwrap() - 0.0337).abs() < 1e-3, "{c}");
+    assert_eq!(c[0]["significant"], true);
+    // Rows pair by their rule changes too: [plain, strong] against [strong, plain] compares
+    // plain with plain and strong with strong, not the first row with the first match.
+    let (p_row, s_row) = (mixed[0].clone(), rows(&strong)[0].clone());
+    let (ab, ba) = (plain.join("ab.json"), plain.join("ba.json"));
+    std::fs::write(&ab, serde_json::to_string(&[&p_row, &s_row]).unwrap()).unwrap();
+    std::fs::write(&ba, serde_json::to_string(&[&s_row, &p_row]).unwrap()).unwrap();
+    let c: serde_json::Value = serde_json::from_str(ok(&run(&["balance", "--compare", ab.to_str().unwrap(), ba.to_str().unwrap(), "--json"])).trim()).unwrap();
+    assert_eq!(c.as_array().unwrap().len(), 2);
+    for pair in c.as_array().unwrap() {
+        assert_eq!(pair["a"], pair["b"], "{pair}");
+        assert_eq!(pair["paired_by"], "variant, changes, sims");
+    }
+    // A preset run against a run with a change: paired by variant and budget, labels name it.
+    let text = ok(&run(&["balance", "--compare", plain.join("balance.json").to_str().unwrap(), strong.join("balance.json").to_str().unwrap()]));
+    assert!(text.contains("[king_strength=strong]") && text.contains("paired by variant, sims"), "{text}");
     // A run where the defenders won 3 of 200 against one where they won 197 of 200.
     let mut fake = rows(&plain);
     for (v, path) in [(3, "low.json"), (197, "high.json")] {

@@ -75,15 +75,64 @@ fn planes_and_policy_commute_with_the_eight_symmetries() {
                 let mut mapped: Vec<_> = moves.iter().map(|&m| s.mv(g, m)).collect();
                 mapped.sort();
                 assert_eq!(p1.legal_moves(), mapped, "{name} {s:?} legal moves");
-                for &m in moves.iter().take(12) {
-                    let mut onehot = vec![0.0; policy_size(g)];
-                    onehot[policy_index(g, m)] = 1.0;
-                    let t = s.policy(g, &onehot);
-                    assert_eq!(t[policy_index(g, s.mv(g, m))], 1.0, "{name} {s:?} {m}");
-                    assert_eq!(t.iter().sum::<f32>(), 1.0);
+                // The policy's support follows the rules, not the map: a policy spread over
+                // p0's legal moves, transformed, lies exactly on the legal moves that move
+                // generation finds in the transformed position, with all its mass.
+                let mut spread = vec![0.0; policy_size(g)];
+                for (i, &m) in moves.iter().enumerate() {
+                    spread[policy_index(g, m)] = (i + 1) as f32;
                 }
+                let t = s.policy(g, &spread);
+                let support: Vec<usize> = (0..t.len()).filter(|&i| t[i] != 0.0).collect();
+                let mut legal: Vec<usize> = p1.legal_moves().iter().map(|&m| policy_index(g, m)).collect();
+                legal.sort();
+                assert_eq!(support, legal, "{name} {s:?} policy support");
+                assert_eq!(t.iter().sum::<f32>(), spread.iter().sum::<f32>());
             }
         }
+    }
+}
+
+/// Symmetries checked against moves worked out by hand in notation, on brandubh (files a-g,
+/// ranks 1-7): mirroring the files, mirroring the ranks, and transposing, for the policy
+/// vector as well as for single moves.
+#[test]
+fn symmetry_maps_moves_and_policies_as_worked_out_by_hand() {
+    let v = variant("brandubh");
+    let g = v.geometry;
+    let mv = |s: &str| tafl_lab::rules::notation::parse_move(s, g).unwrap().mv;
+    // (symmetry, move, its image): bit 0 mirrors files (a<->g), bit 1 ranks (1<->7), bit 2
+    // transposes first (file <-> rank).
+    let cases = [
+        (0, "b2-b5", "b2-b5"),
+        (1, "b2-b5", "f2-f5"),
+        (2, "b2-b5", "b6-b3"),
+        (3, "b2-b5", "f6-f3"),
+        (4, "b2-b5", "b2-e2"),
+        (5, "b2-b5", "f2-c2"),
+        (4, "a1-g1", "a1-a7"),
+        (7, "c1-c3", "g5-e5"),
+    ];
+    for (s, from, to) in cases {
+        let s = Symmetry(s);
+        assert_eq!(s.mv(g, mv(from)), mv(to), "{s:?} {from}");
+        let mut onehot = vec![0.0; policy_size(g)];
+        onehot[policy_index(g, mv(from))] = 0.75;
+        let t = s.policy(g, &onehot);
+        let nonzero: Vec<usize> = (0..t.len()).filter(|&i| t[i] != 0.0).collect();
+        assert_eq!(nonzero, vec![policy_index(g, mv(to))], "{s:?} {from} -> {to}");
+        assert_eq!(t[policy_index(g, mv(to))], 0.75);
+    }
+    // Each symmetry is undone by its inverse (the transposing reflections and the identities
+    // are their own inverses; the two rotations, 5 and 6, undo each other).
+    let mut p = vec![0.0; policy_size(g)];
+    for (i, x) in p.iter_mut().enumerate() {
+        if tafl_lab::nn::encoding::index_move(g, i).is_some() {
+            *x = i as f32;
+        }
+    }
+    for (s, inv) in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 6), (6, 5), (7, 7)] {
+        assert_eq!(Symmetry(inv).policy(g, &Symmetry(s).policy(g, &p)), p, "{s} then {inv}");
     }
 }
 

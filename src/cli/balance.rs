@@ -55,7 +55,7 @@ pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
         for &sims in &budgets {
             let mut agent = base.clone();
             agent.sims = sims;
-            let agent = agent.with_text(&sims_text(&a.agent, sims, a.sims.is_some()));
+            let agent = if a.sims.is_some() { agent.with_text(&base.text_with_sims(sims)) } else { agent };
             jobs.push(BalanceJob { variant: variant.clone(), changes: a.sets.clone(), agent });
         }
     }
@@ -87,17 +87,6 @@ pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The agent spec text with its simulation count set (for labels and reports).
-fn sims_text(spec: &str, sims: u32, sweep: bool) -> String {
-    if !sweep {
-        return spec.to_string();
-    }
-    let (kind, opts) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut parts: Vec<String> = opts.split(',').filter(|o| !o.is_empty() && !o.starts_with("sims=")).map(str::to_string).collect();
-    parts.push(format!("sims={sims}"));
-    format!("{kind}:{}", parts.join(","))
-}
-
 fn read_rows(path: &Path) -> Result<Vec<BalanceRow>> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a balance.json file ({e})", path.display()))
@@ -116,9 +105,10 @@ pub fn compare(a: &Path, b: &Path, json: bool, out: &mut impl Write) -> Result<(
     for c in &cmp {
         writeln!(
             out,
-            "{} vs {}: defenders {:.1}% vs {:.1}% (difference {:+.1} points), z = {:.2}, p = {:.4}: {}",
+            "{} vs {} (paired by {}): defenders {:.1}% vs {:.1}% (difference {:+.1} points), z = {:.2}, p = {:.4}: {}",
             c.a,
             c.b,
+            c.paired_by,
             100.0 * c.a_defenders_rate,
             100.0 * c.b_defenders_rate,
             100.0 * c.difference,

@@ -27,7 +27,7 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 4)]
         depth: u32,
         /// Seconds of random playouts per variant.
-        #[arg(long, default_value_t = 3.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
         seconds: f64,
     },
     /// Network forward throughput and the evaluations per second search achieves in
@@ -38,7 +38,7 @@ pub enum BenchWhat {
         #[arg(long)]
         json: bool,
         /// Seconds per measurement.
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
         seconds: f64,
         /// Positions per network call.
         #[arg(long, default_value_t = 256)]
@@ -55,7 +55,25 @@ pub enum BenchWhat {
     },
 }
 
+/// `--seconds` must be a positive, finite number of seconds.
+fn check_seconds(seconds: f64) -> Result<()> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 1e6 {
+        Ok(())
+    } else {
+        anyhow::bail!("--seconds {seconds}: expected a positive number of seconds (at most 1000000)")
+    }
+}
+
 pub fn run(what: BenchWhat, out: &mut impl Write) -> Result<()> {
+    match &what {
+        BenchWhat::Rules { depth, seconds, .. } => {
+            check_seconds(*seconds)?;
+            if *depth == 0 || *depth + 1 > tafl_lab::rules::perft::MAX_DEPTH {
+                anyhow::bail!("--depth {depth}: expected 1 to {}", tafl_lab::rules::perft::MAX_DEPTH - 1);
+            }
+        }
+        BenchWhat::Search { seconds, .. } => check_seconds(*seconds)?,
+    }
     match what {
         BenchWhat::Rules { json, depth, seconds } => rules(json, depth, seconds, out),
         BenchWhat::Search { json, seconds, batch, sims, device, variants } => {

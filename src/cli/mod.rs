@@ -147,7 +147,7 @@ enum Command {
         #[arg(long)]
         generations: Option<u64>,
         /// Stop before this many minutes of run time in total (overrides the config's budget).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         minutes: Option<f64>,
         /// No progress bars; one line per generation.
         #[arg(long)]
@@ -162,7 +162,7 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         games: u64,
         /// Stop after this many minutes (0 = no limit).
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
         minutes: f64,
         /// Worker name used in shard file names (the process id is added).
         #[arg(long, default_value = "worker")]
@@ -340,7 +340,18 @@ impl PositionArgs {
 }
 
 pub fn run() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        // One line, exit 1, like every other error: clap's first line (which names the
+        // argument), without its "error: " prefix, which main adds.
+        Err(e) => {
+            let text = e.render().to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad arguments");
+            bail!("{} (see --help)", first.trim_start_matches("error: ").trim())
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
@@ -371,6 +382,9 @@ pub fn run() -> Result<()> {
             }
         }
         Command::Perft { pos, depth, divide, stats } => {
+            if depth > perft::MAX_DEPTH {
+                bail!("--depth {depth}: at most {} (deeper counts never finish)", perft::MAX_DEPTH);
+            }
             let mut p = pos.position()?;
             let total = if divide {
                 let mut total = perft::PerftStats::default();
@@ -400,7 +414,12 @@ pub fn run() -> Result<()> {
         Command::Train { config, run_dir, resume, generations, minutes, quiet } => {
             train::train(config.as_deref(), run_dir, resume, tafl_lab::train::Overrides { generations, minutes }, quiet)?
         }
-        Command::Selfplay { run_dir, games, minutes, name, quiet } => train::selfplay(&run_dir, games, minutes, &name, quiet)?,
+        Command::Selfplay { run_dir, games, minutes, name, quiet } => {
+            if !(minutes.is_finite() && minutes >= 0.0) {
+                bail!("--minutes {minutes}: expected a number of minutes, 0 or more (0 = no limit)");
+            }
+            train::selfplay(&run_dir, games, minutes, &name, quiet)?
+        }
         Command::Balance { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device, compare, json, quiet } => {
             match compare {
                 Some(files) => balance::compare(&files[0], &files[1], json, &mut out)?,

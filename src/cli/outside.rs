@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tafl_lab::arena::{Agent, AgentSpec};
+use tafl_lab::arena::{Agent, AgentKind, AgentSpec};
 use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
 use tafl_lab::export;
 use tafl_lab::nn::checkpoint;
@@ -38,12 +38,12 @@ fn agent_for(model: Option<&Path>, variant: Option<&str>, sims: u32, device: &st
                 let asked = Variant::from_spec(v)?;
                 meta.check_variant(&asked, &path)?;
             }
-            let text = format!("az:model={},sims={sims},device={device}", path.display());
-            Ok((text.parse().map_err(|e| anyhow!("{e}"))?, Arc::new(mv)))
+            let spec = AgentSpec::new(AgentKind::Az, Some(path), sims).default_device(device);
+            Ok((spec, Arc::new(mv)))
         }
         None => {
             let v = Variant::from_spec(variant.unwrap_or("brandubh"))?;
-            Ok((format!("mcts:sims={sims}").parse().map_err(|e| anyhow!("{e}"))?, Arc::new(v)))
+            Ok((AgentSpec::new(AgentKind::Mcts, None, sims), Arc::new(v)))
         }
     }
 }
@@ -130,7 +130,7 @@ pub fn run_play(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Resu
             return Ok(());
         }
         if pos.to_move() != a.side {
-            let mv = ai.choose(&pos);
+            let mv = ai.choose(&pos).ok_or_else(|| anyhow!("the AI has no legal move"))?;
             pos.play(mv).map_err(|e| anyhow!("AI move: {e}"))?;
             last = Some(mv);
             writeln!(out, "AI plays {mv}")?;

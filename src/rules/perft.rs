@@ -25,7 +25,13 @@ impl std::ops::AddAssign for PerftStats {
     }
 }
 
-/// Perft of `pos` to `depth` plies (depth 0 counts the position itself).
+/// The deepest perft the command line accepts. Far beyond what finishes (copenhagen's
+/// perft(6) already has about 10^11 leaves); it keeps the per-ply move buffers and the
+/// recursion small.
+pub const MAX_DEPTH: u32 = 32;
+
+/// Perft of `pos` to `depth` plies (depth 0 counts the position itself). Allocates one move
+/// buffer per ply: callers taking depths from outside check them against [`MAX_DEPTH`].
 pub fn perft(pos: &mut Position, depth: u32) -> PerftStats {
     let mut buffers: Vec<Vec<Move>> = (0..depth).map(|_| Vec::with_capacity(256)).collect();
     walk(pos, depth, &mut buffers)

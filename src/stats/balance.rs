@@ -285,12 +285,13 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
     Ok(written)
 }
 
-/// Compares the defenders' rate of matching rows of two balance runs (same variant, changes
-/// and budget, or the rows in order when nothing matches by name).
+/// The defenders' rates of one pair of rows of two balance runs, compared.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     pub a: String,
     pub b: String,
+    /// How the rows were paired: `variant, changes, sims`, `variant, sims` or `order`.
+    pub paired_by: &'static str,
     pub a_defenders_rate: f64,
     pub b_defenders_rate: f64,
     pub difference: f64,
@@ -299,12 +300,17 @@ pub struct Comparison {
     pub significant: bool,
 }
 
+/// Compares the defenders' rate of matching rows of two balance runs. Rows pair when they
+/// have the same variant, rule changes and budget. When no row pairs that way (typically a
+/// run of the preset against a run with a `--set` change), rows with the same variant and
+/// budget pair; when none of those either, the rows pair in order.
 pub fn compare(a: &[BalanceRow], b: &[BalanceRow]) -> Vec<Comparison> {
-    let pair = |x: &BalanceRow, y: &BalanceRow| {
+    let pair = |x: &BalanceRow, y: &BalanceRow, paired_by: &'static str| {
         let (z, p) = two_proportion_test(x.defenders_win as u64, x.games as u64, y.defenders_win as u64, y.games as u64);
         Comparison {
             a: x.label(),
             b: y.label(),
+            paired_by,
             a_defenders_rate: x.defenders_rate,
             b_defenders_rate: y.defenders_rate,
             difference: x.defenders_rate - y.defenders_rate,
@@ -313,12 +319,15 @@ pub fn compare(a: &[BalanceRow], b: &[BalanceRow]) -> Vec<Comparison> {
             significant: p < 0.05,
         }
     };
-    let by_name: Vec<Comparison> = a
-        .iter()
-        .filter_map(|x| b.iter().find(|y| y.variant == x.variant && y.sims == x.sims).map(|y| pair(x, y)))
-        .collect();
-    if !by_name.is_empty() {
-        return by_name;
+    let keys: [(&'static str, fn(&BalanceRow, &BalanceRow) -> bool); 2] = [
+        ("variant, changes, sims", |x, y| x.variant == y.variant && x.changes == y.changes && x.sims == y.sims),
+        ("variant, sims", |x, y| x.variant == y.variant && x.sims == y.sims),
+    ];
+    for (name, same) in keys {
+        let paired: Vec<Comparison> = a.iter().filter_map(|x| b.iter().find(|y| same(x, y)).map(|y| pair(x, y, name))).collect();
+        if !paired.is_empty() {
+            return paired;
+        }
     }
-    a.iter().zip(b).map(|(x, y)| pair(x, y)).collect()
+    a.iter().zip(b).map(|(x, y)| pair(x, y, "order")).collect()
 }

@@ -1,0 +1,114 @@
+//! Input that once broke a command: out-of-range numbers, model directories, paths with
+//! commas in agent specs. Each test failed before its fix.
+
+mod common;
+
+use common::cli::{bin, fails_with, ok, run, scratch};
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use tafl_lab::arena::{AgentKind, AgentSpec};
+
+/// The shipped brandubh model directory.
+const SHIPPED: &str = "models/brandubh";
+
+#[test]
+fn out_of_range_numbers_are_one_line_errors() {
+    for s in ["-1", "nan", "inf", "0"] {
+        fails_with(&run(&["bench", "rules", &format!("--seconds={s}"), "--depth", "1"]), "--seconds");
+        fails_with(&run(&["bench", "search", &format!("--seconds={s}")]), "--seconds");
+    }
+    fails_with(&run(&["bench", "rules", "--depth", "100000000"]), "--depth");
+    fails_with(&run(&["perft", "--variant", "brandubh", "--depth", "100000000"]), "--depth");
+    fails_with(&run(&["perft", "--variant", "brandubh", "--depth", "4000000000", "--divide"]), "--depth");
+    // Command-line syntax errors are one line too (clap's own message, first line).
+    fails_with(&run(&["perft", "--depth", "many"]), "invalid value 'many' for '--depth");
+    fails_with(&run(&["bench", "rules", "--seconds", "whenever"]), "invalid value 'whenever' for '--seconds");
+    // A negative number after a space reaches the command's own check.
+    fails_with(&run(&["bench", "rules", "--seconds", "-1"]), "--seconds -1: expected a positive number");
+    fails_with(&run(&["train", "--minutes", "-5"]), "--minutes");
+    for m in ["-5", "nan"] {
+        fails_with(&run(&["selfplay", "--run-dir", "/nonexistent/run", &format!("--minutes={m}")]), "--minutes");
+    }
+}
+
+/// `az:model=models/brandubh` (the shipped directory form) loads its `model.safetensors`.
+#[test]
+fn a_shipped_model_directory_works_wherever_a_model_is_named() {
+    let text = ok(&run(&["analyze", "--variant", "brandubh", "--agent", &format!("az:model={SHIPPED},sims=8"), "--device", "cpu", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert!(v["best_move"].is_string(), "{v}");
+    let text = ok(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={SHIPPED},sims=4"), "--b", "random", "--games", "2", "--json", "--quiet"]));
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["games"], 2);
+    let out = scratch("export-dir");
+    let text = ok(&run(&["export", "--model", SHIPPED, "--out", out.to_str().unwrap()]));
+    assert!(text.contains("exported brandubh"), "{text}");
+    // The export folder itself names a model too (its weights.safetensors).
+    ok(&run(&["analyze", "--agent", &format!("az:model={},sims=4", out.display()), "--device", "cpu"]));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut child = bin()
+        .args(["engine", "--model", SHIPPED, "--sims", "4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hello\nplay attackers\ngoodbye\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().any(|l| l.starts_with("move ")), "{text}");
+    // A directory with no model in it says what it looked for.
+    fails_with(&run(&["analyze", "--agent", "az:model=configs,sims=4"]), "looked for");
+}
+
+#[test]
+fn agent_specs_quote_paths_with_commas_and_round_trip() {
+    let spec: AgentSpec = r#"az:model="runs/a,b/latest",sims=16"#.parse().unwrap();
+    assert_eq!(spec.model.as_deref(), Some(Path::new("runs/a,b/latest")));
+    assert_eq!(spec.sims, 16);
+    let spec: AgentSpec = r#"gumbel:model="odd \"name\\ here",k=4"#.parse().unwrap();
+    assert_eq!(spec.model.as_deref(), Some(Path::new(r#"odd "name\ here"#)));
+    assert_eq!(spec.k, 4);
+    for bad in [r#"az:model="runs/a,b"#, r#"az:model="a"b"#, r#"az:model="a\x""#] {
+        assert!(bad.parse::<AgentSpec>().is_err(), "{bad}");
+    }
+    // Specs built as values print a canonical text that parses back to the same spec.
+    for path in ["plain/model.safetensors", "runs/a,b/models/latest", "with \"quotes\"\\and,commas", " spaced "] {
+        for kind in [AgentKind::Az, AgentKind::Gumbel] {
+            let spec = AgentSpec::new(kind, Some(path.into()), 24).with_k_device(8, "cpu");
+            let back: AgentSpec = spec.to_string().parse().unwrap();
+            assert_eq!(back.model, spec.model, "{spec}");
+            assert_eq!((back.kind, back.sims, back.k, back.device.as_str()), (kind, 24, if kind == AgentKind::Gumbel { 8 } else { 16 }, "cpu"));
+        }
+    }
+    assert_eq!(AgentSpec::new(AgentKind::Mcts, None, 400).to_string(), "mcts");
+    assert_eq!(AgentSpec::new(AgentKind::Mcts, None, 64).to_string(), "mcts:sims=64");
+}
+
+/// A model in a directory whose name has a comma: the engine and analyze take it, and a
+/// training run in such a directory evaluates its models (its specs are built as values).
+#[test]
+fn model_and_run_paths_with_commas_work() {
+    let d = scratch("comma,dir");
+    std::fs::create_dir_all(&d).unwrap();
+    let model = d.join("model.safetensors");
+    std::fs::copy(Path::new(SHIPPED).join("model.safetensors"), &model).unwrap();
+    let quoted = format!("az:model=\"{}\",sims=4", model.display());
+    ok(&run(&["analyze", "--agent", &quoted, "--device", "cpu"]));
+    let mut child = bin()
+        .args(["engine", "--model", d.to_str().unwrap(), "--sims", "4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"play attackers\ngoodbye\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).lines().any(|l| l.starts_with("move ")), "{}", String::from_utf8_lossy(&o.stderr));
+    let run_dir = d.join("run,1");
+    ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--quiet"]));
+    let metrics = std::fs::read_to_string(run_dir.join("metrics.jsonl")).unwrap();
+    assert!(metrics.lines().count() == 2 && metrics.contains("\"opponent\":\"random\""), "{metrics}");
+    let _ = std::fs::remove_dir_all(&d);
+}

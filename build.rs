@@ -16,13 +16,18 @@ fn main() {
         return;
     }
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    // The rpath goes to every target (a binary that does not link LibTorch, like the
+    // `tafl-lab` front, never loads it: the path alone loads nothing). Forcing libtorch_cuda
+    // in goes only to what runs networks: `tafl-lab-torch`, the tests, the benches.
     if os == "linux" || os == "macos" {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
     }
     if os == "linux" && std::path::Path::new(&lib).join("libtorch_cuda.so").exists() {
-        println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-        println!("cargo:rustc-link-arg=-ltorch_cuda");
-        println!("cargo:rustc-link-arg=-Wl,--as-needed");
+        for target in ["-bin=tafl-lab-torch=", "-tests=", "-benches="] {
+            for a in ["-Wl,--no-as-needed", "-ltorch_cuda", "-Wl,--as-needed"] {
+                println!("cargo:rustc-link-arg{target}{a}");
+            }
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the rules layer: move generation, make/unmake, perft and playouts.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use std::sync::Arc;
 use tafl_lab::play::random_playout;
 use tafl_lab::rules::perft::perft;
@@ -21,7 +21,7 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("{name}/random_playout"), |b| {
             b.iter(|| {
                 let mut p = pos.clone();
-                random_playout(&mut p, &mut rng, &mut buf).1
+                random_playout(&mut p, &mut |n| rng.gen_range(0..n), &mut buf).1
             })
         });
         c.bench_function(&format!("{name}/legal_moves"), |b| b.iter(|| pos.legal_moves().len()));

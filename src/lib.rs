@@ -1,7 +1,7 @@
 //! tafl-lab: a self-play training laboratory for the tafl board games.
 //!
 //! Layers, lowest first (each depends only on those above it in this list):
-//! - [`rules`]: exact rules of every variant, as data; move generation, captures, game ends,
+//! - [`rules`] (the `tafl-rules` crate, re-exported): exact rules of every variant, as data; move generation, captures, game ends,
 //!   notation, perft.
 //! - [`play`]: simple agents and whole games on top of the rules (random play, playouts).
 //! - [`search`]: MCTS (PUCT, Gumbel, solver, leaf batching) behind an `Evaluator` trait; no tch.
@@ -17,13 +17,15 @@
 //!
 //! [`fsio`] (atomic file writes) serves every layer that writes files.
 
+/// The rules layer: the `tafl-rules` crate (std, serde and TOML only), re-exported.
+pub use tafl_rules as rules;
+/// Random games and playouts on top of the rules (`tafl_rules::play`).
+pub use tafl_rules::play;
 pub mod arena;
 pub mod engine;
 pub mod export;
 pub mod fsio;
 pub mod nn;
-pub mod play;
-pub mod rules;
 pub mod search;
 pub mod selfplay;
 pub mod stats;

@@ -1,6 +1,6 @@
 //! `tafl-lab analyze`, `match` and `new-model`: agents at work from the command line.
 
-use super::PositionArgs;
+use super::rules_cmds::PositionArgs;
 use anyhow::{anyhow, bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
@@ -100,7 +100,7 @@ fn playout_rate(name: &str, seconds: f64) -> (u64, f64, f64) {
     while t.elapsed() < budget {
         for _ in 0..64 {
             let mut pos = start.clone();
-            plies += u64::from(random_playout(&mut pos, &mut rng, &mut buf).1);
+            plies += u64::from(random_playout(&mut pos, &mut |n| rng.gen_range(0..n), &mut buf).1);
             games += 1;
         }
     }

@@ -5,17 +5,14 @@ mod arena;
 mod balance;
 mod bench;
 mod outside;
+pub mod rules_cmds;
 mod train;
 
-use anyhow::{anyhow, bail, Context, Result};
-use clap::{Args, Parser, Subcommand};
-use rand::SeedableRng;
-use std::io::{BufWriter, Read, Write};
-use std::sync::Arc;
-use tafl_lab::play;
-use tafl_lab::rules::notation::{self, parse_move, split_moves};
-use tafl_lab::rules::perft;
-use tafl_lab::rules::{Position, Side, Variant};
+use anyhow::{bail, Result};
+use clap::{Parser, Subcommand};
+pub use rules_cmds::PositionArgs;
+use std::io::{BufWriter, Write};
+use tafl_lab::rules::Side;
 
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -41,41 +38,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the preset variants.
-    Variants,
-    /// Print a position as an ASCII board with coordinates, side to move and status.
-    Show(PositionArgs),
-    /// Print the legal moves of a position, sorted, one a line.
-    Moves(PositionArgs),
-    /// Count the leaves of the move tree (the last line is the leaf count).
-    Perft {
-        #[command(flatten)]
-        pos: PositionArgs,
-        /// Plies to search.
-        #[arg(long)]
-        depth: u32,
-        /// Print the count below each first move.
-        #[arg(long)]
-        divide: bool,
-        /// Also print how many leaf moves captured and how many ended the game.
-        #[arg(long)]
-        stats: bool,
-    },
-    /// Replay a move list (a file or - for stdin) and print one JSON object per ply.
-    Replay {
-        #[command(flatten)]
-        pos: PositionArgs,
-        /// File of whitespace-separated moves, or - for standard input.
-        file: String,
-    },
-    /// Play and print one game between two random players (the main job until training exists).
-    Demo {
-        #[arg(long, default_value = "brandubh")]
-        variant: String,
-        /// Random seed (printed, so a game can be repeated).
-        #[arg(long)]
-        seed: Option<u64>,
-    },
+    #[command(flatten)]
+    Rules(rules_cmds::RulesCommand),
     /// Search a position with an agent and print the best move, its value, the top moves and
     /// the principal variation.
     Analyze {
@@ -293,119 +257,12 @@ enum Command {
     Doctor,
 }
 
-/// Where a command starts: a variant, an optional position, optional moves.
-#[derive(Args, Clone)]
-struct PositionArgs {
-    /// Preset name, variant TOML path, or OpenTafl rules string.
-    #[arg(long, default_value = "brandubh")]
-    variant: String,
-    /// OpenTafl position string (first row = rank 1); default: the variant's start.
-    #[arg(long)]
-    position: Option<String>,
-    /// Side to move in --position: attackers or defenders (default: the variant's first mover).
-    #[arg(long)]
-    to_move: Option<Side>,
-    /// Space-separated moves to play from the position first, e.g. "d1-d3 d5-b5".
-    #[arg(long)]
-    moves: Option<String>,
-}
-
-impl PositionArgs {
-    fn variant(&self) -> Result<Arc<Variant>> {
-        Ok(Arc::new(Variant::from_spec(&self.variant)?))
-    }
-
-    fn position(&self) -> Result<Position> {
-        let variant = self.variant()?;
-        let mut pos = match &self.position {
-            Some(s) => {
-                let side = self.to_move.unwrap_or(variant.rules.first);
-                notation::parse_position(variant, s, side).map_err(|e| anyhow!("--position: {e}"))?
-            }
-            None => {
-                if self.to_move.is_some() {
-                    bail!("--to-move needs --position");
-                }
-                Position::start(variant)
-            }
-        };
-        if let Some(moves) = &self.moves {
-            for (i, tok) in split_moves(moves).into_iter().enumerate() {
-                let rec = parse_move(tok, pos.geometry()).map_err(|e| anyhow!("--moves: move {}: {e}", i + 1))?;
-                pos.play(rec.mv).map_err(|e| anyhow!("--moves: move {}: {e}", i + 1))?;
-            }
-        }
-        Ok(pos)
-    }
-}
-
 pub fn run() -> Result<()> {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
-        // One line, exit 1, like every other error: clap's first line (which names the
-        // argument), without its "error: " prefix, which main adds.
-        Err(e) => {
-            let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad arguments");
-            bail!("{} (see --help)", first.trim_start_matches("error: ").trim())
-        }
-    };
+    let cli: Cli = rules_cmds::parse_args()?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
-        Command::Variants => {
-            for (name, _) in tafl_lab::rules::variant::PRESETS {
-                let v = Variant::preset(name);
-                let (a, d) = v.piece_counts();
-                writeln!(
-                    out,
-                    "{:<18} {:>2}x{:<2} {:>2} attackers, {:>2} defenders + king  {}",
-                    name,
-                    v.geometry.size(),
-                    v.geometry.size(),
-                    a,
-                    d,
-                    v.description
-                )?;
-            }
-        }
-        Command::Show(args) => {
-            let pos = args.position()?;
-            writeln!(out, "{pos}")?;
-            writeln!(out, "position: {}", notation::position_string(&pos))?;
-        }
-        Command::Moves(args) => {
-            for mv in args.position()?.legal_moves() {
-                writeln!(out, "{mv}")?;
-            }
-        }
-        Command::Perft { pos, depth, divide, stats } => {
-            if depth > perft::MAX_DEPTH {
-                bail!("--depth {depth}: at most {} (deeper counts never finish)", perft::MAX_DEPTH);
-            }
-            let mut p = pos.position()?;
-            let total = if divide {
-                let mut total = perft::PerftStats::default();
-                for (mv, s) in perft::divide(&mut p, depth) {
-                    writeln!(out, "{mv} {}", s.leaves)?;
-                    total += s;
-                }
-                if depth == 0 {
-                    total.leaves = 1;
-                }
-                total
-            } else {
-                perft::perft(&mut p, depth)
-            };
-            if stats {
-                writeln!(out, "captures {} game_ends {}", total.captures, total.game_ends)?;
-            }
-            writeln!(out, "{}", total.leaves)?;
-        }
-        Command::Replay { pos, file } => replay(&pos, &file, &mut out)?,
-        Command::Demo { variant, seed } => demo(&variant, seed, &mut out)?,
+        Command::Rules(cmd) => rules_cmds::run(cmd, &mut out)?,
         Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device, json, top, &mut out)?,
         Command::Match { variant, a, b, games, seed, opening_plies, json, device, sprt, record, quiet } => {
             let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, record, sprt, json, quiet };
@@ -448,66 +305,6 @@ pub fn run() -> Result<()> {
         Command::Doctor => doctor(&mut out)?,
     }
     out.flush()?;
-    Ok(())
-}
-
-fn replay(args: &PositionArgs, file: &str, out: &mut impl Write) -> Result<()> {
-    let text = if file == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading standard input")?;
-        s
-    } else {
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {file}"))?
-    };
-    let mut pos = args.position()?;
-    let start_ply = pos.ply();
-    for (i, tok) in split_moves(&text).into_iter().enumerate() {
-        let ply = start_ply as usize + i + 1;
-        let rec = parse_move(tok, pos.geometry()).map_err(|e| anyhow!("ply {ply}: {e}"))?;
-        let side = pos.to_move();
-        let captures = pos.play(rec.mv).map_err(|e| anyhow!("ply {ply}: {e}"))?;
-        if let Some(claimed) = &rec.captures {
-            if *claimed != captures {
-                let e = tafl_lab::rules::MoveError::CaptureMismatch { mv: rec.mv, claimed: claimed.clone(), actual: captures };
-                bail!("ply {ply}: {e}");
-            }
-        }
-        let (status, reason) = match pos.outcome() {
-            None => ("ongoing", serde_json::Value::Null),
-            Some(o) => (o.status_name(), serde_json::Value::from(o.reason.name())),
-        };
-        let line = serde_json::json!({
-            "ply": ply,
-            "move": rec.mv.to_string(),
-            "side": side.name(),
-            "captures": captures.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-            "status": status,
-            "reason": reason,
-        });
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
-}
-
-fn demo(variant: &str, seed: Option<u64>, out: &mut impl Write) -> Result<()> {
-    let variant = Arc::new(Variant::from_spec(variant)?);
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    writeln!(out, "{}: random player vs random player (seed {seed})", variant.name)?;
-    writeln!(out, "{}", Position::start(variant.clone()))?;
-    let game = play::random_game(variant, &mut rng);
-    for (i, m) in game.moves.iter().enumerate() {
-        let caps = if m.captures.is_empty() {
-            String::new()
-        } else {
-            format!("  captures {}", m.captures.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" "))
-        };
-        writeln!(out, "{:>4}. {:<9} {}{caps}", i + 1, m.side.name(), m.mv)?;
-    }
-    writeln!(out, "{}", game.final_position)?;
-    writeln!(out, "result: {} after {} plies", game.outcome, game.moves.len())?;
     Ok(())
 }
 

@@ -7,7 +7,7 @@
 use crate::play::random_playout;
 use crate::rules::{Move, Position, Side};
 use rand::rngs::SmallRng;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 /// One position to evaluate, with its legal moves in the order the priors must follow.
 #[derive(Clone, Copy)]
@@ -105,7 +105,7 @@ impl Evaluator for RolloutEvaluator {
             .map(|r| {
                 let side = r.position.to_move();
                 let mut pos = r.position.clone();
-                let (outcome, _) = random_playout(&mut pos, &mut self.rng, &mut self.buf);
+                let (outcome, _) = { let rng = &mut self.rng; random_playout(&mut pos, &mut |n| rng.gen_range(0..n), &mut self.buf) };
                 Evaluation::uniform(r.moves.len(), wdl_for(outcome.winner, side))
             })
             .collect()

@@ -3,10 +3,10 @@
 mod common;
 use common::*;
 use std::sync::Arc;
-use tafl_lab::rules::notation::{parse_move, parse_position, parse_rules_string, position_string, rules_string};
-use tafl_lab::rules::ruleset::KingStrength;
-use tafl_lab::rules::variant::PRESETS;
-use tafl_lab::rules::{Position, SetupError, Side, Variant};
+use tafl_rules::notation::{parse_move, parse_position, parse_rules_string, position_string, rules_string};
+use tafl_rules::ruleset::KingStrength;
+use tafl_rules::variant::PRESETS;
+use tafl_rules::{Position, SetupError, Side, Variant};
 
 #[test]
 fn every_preset_loads_and_round_trips_through_toml() {
@@ -57,7 +57,7 @@ fn a_file_can_change_one_rule_of_a_preset() {
     let v = Variant::from_toml_str(text, "x.toml").unwrap();
     let mut expected = Variant::preset("copenhagen").rules;
     expected.shieldwall = false;
-    expected.throne.stop = tafl_lab::rules::ruleset::Who::Nobody;
+    expected.throne.stop = tafl_rules::ruleset::Who::Nobody;
     assert_eq!(v.rules, expected);
     assert_eq!(v.geometry.size(), 11, "layout comes from the base");
 }
@@ -134,7 +134,7 @@ fn opentafl_rules_strings_load_as_variants() {
     // OpenTafl's own Brandubh example: weak king, the throne hostile to nobody.
     let b = Variant::from_spec("dim:7 ks:n cenhe: cenh: start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/").unwrap();
     assert_eq!(b.rules.king_strength, KingStrength::Weak);
-    assert_eq!(b.rules.throne.hostile_to_defenders, tafl_lab::rules::ruleset::When::Never);
+    assert_eq!(b.rules.throne.hostile_to_defenders, tafl_rules::ruleset::When::Never);
     assert_eq!(Position::start(Arc::new(b)).legal_moves().len(), 40);
     let t = Variant::from_spec(&format!("dim:11 atkf:n esc:e surf:n tfr:l start:{CPH_START}")).unwrap();
     assert_eq!(t.rules.first, Side::Defenders);
@@ -191,7 +191,7 @@ fn bad_position_strings_are_refused() {
 
 #[test]
 fn move_records_parse_with_captures_and_info_symbols() {
-    let g = tafl_lab::rules::Geometry::new(11).unwrap();
+    let g = tafl_rules::Geometry::new(11).unwrap();
     let r = parse_move("d1-d3", g).unwrap();
     assert_eq!((r.mv.to_string(), r.captures), ("d1-d3".to_string(), None));
     let r = parse_move("g3-e3xe2/f3", g).unwrap();
@@ -230,7 +230,7 @@ fn every_preset_round_trips_through_an_opentafl_rules_string() {
 fn rules_opentafl_cannot_express_are_refused_when_writing() {
     let v = Variant::preset("brandubh");
     let mut r = v.rules.clone();
-    r.king_armed = tafl_lab::rules::ruleset::KingArmed::Hammer;
+    r.king_armed = tafl_rules::ruleset::KingArmed::Hammer;
     let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err();
     assert!(e.contains("king_armed"), "{e}");
 }

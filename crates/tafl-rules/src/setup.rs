@@ -1,7 +1,7 @@
 //! Loose setups and their validation into positions ("loose setup, strict position").
 //!
 //! A [`Setup`] is whatever a position string or a layout says: it may have two kings or an
-//! attacker on a corner. [`crate::rules::Position::from_setup`] turns it into a position that is
+//! attacker on a corner. [`crate::Position::from_setup`] turns it into a position that is
 //! always legal, or says exactly why not.
 
 use super::error::SetupError;

@@ -252,7 +252,7 @@ impl RuleSet {
     /// A stable 64-bit fingerprint of the rules (FNV-1a over the canonical JSON form). It is
     /// mixed into every position hash and written into model and data headers.
     pub fn fingerprint(&self) -> u64 {
-        let json = serde_json::to_string(self).expect("rule sets always serialize");
+        let json = crate::canonical::to_json(self).expect("rule sets are made of what canonical JSON writes");
         fnv1a(json.as_bytes())
     }
 

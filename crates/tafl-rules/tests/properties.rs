@@ -7,10 +7,10 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use tafl_lab::rules::notation::{parse_position, position_string};
-use tafl_lab::rules::ruleset::CornerKind;
-use tafl_lab::rules::variant::PRESETS;
-use tafl_lab::rules::{Move, Piece, Position, Square, Variant};
+use tafl_rules::notation::{parse_position, position_string};
+use tafl_rules::ruleset::CornerKind;
+use tafl_rules::variant::PRESETS;
+use tafl_rules::{Move, Piece, Position, Square, Variant};
 
 fn presets() -> Vec<Arc<Variant>> {
     PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n))).collect()
@@ -152,7 +152,7 @@ fn random_games_on_every_preset_end() {
     for v in presets() {
         for seed in 0..6u64 {
             let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-            let game = tafl_lab::play::random_game(v.clone(), &mut rng);
+            let game = tafl_rules::play::random_game(v.clone(), &mut |n| rng.gen_range(0..n));
             assert!(game.moves.len() as u32 <= v.ply_cap(), "{}: game longer than the ply cap", v.name);
             assert!(game.final_position.is_over());
             assert_eq!(game.final_position.outcome(), Some(game.outcome));

@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
-use tafl_lab::rules::ruleset::{KingArmed, NoMoves, Repetition};
-use tafl_lab::rules::{Reason, Side};
+use tafl_rules::ruleset::{KingArmed, NoMoves, Repetition};
+use tafl_rules::{Reason, Side};
 
 // ----- movement ------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ fn moving_between_two_enemies_is_safe() {
         . . . . . . .
         + . . . . . +", Side::Defenders);
     assert_eq!(play(&mut p, "c3-c5"), Vec::<String>::new());
-    assert_eq!(p.piece_at("c5".parse().unwrap()), Some(tafl_lab::rules::Piece::Defender));
+    assert_eq!(p.piece_at("c5".parse().unwrap()), Some(tafl_rules::Piece::Defender));
 }
 
 #[test]
@@ -613,7 +613,7 @@ fn shieldwall_spares_the_king_in_the_row_but_not_the_defenders_beside_him() {
     let b = b.replacen(". . . . . . . k . . .", ". . . . . . . . . . .", 1);
     let mut p = board(&variant("copenhagen"), &b, Side::Attackers);
     assert_eq!(play(&mut p, "g5-g1"), ["d1", "f1"]);
-    assert_eq!(p.piece_at("e1".parse().unwrap()), Some(tafl_lab::rules::Piece::King));
+    assert_eq!(p.piece_at("e1".parse().unwrap()), Some(tafl_rules::Piece::King));
 }
 
 #[test]
@@ -750,7 +750,7 @@ fn no_encirclement_where_the_rules_have_none() {
 
 // ----- repetition -------------------------------------------------------------------------
 
-fn repetition_game(rule: Repetition) -> (Option<tafl_lab::rules::Outcome>, Option<tafl_lab::rules::Outcome>) {
+fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<tafl_rules::Outcome>) {
     let v = variant_with("brandubh", |r| r.repetition = rule);
     let mut p = board(&v, "
         + . . . . . +
@@ -867,7 +867,7 @@ fn king_escapes_to_any_edge_square_in_edge_variants() {
 #[test]
 fn the_ply_cap_adjudicates_a_draw() {
     let v = variant_with("brandubh", |r| r.ply_cap = 4);
-    let mut p = tafl_lab::rules::Position::start(v);
+    let mut p = tafl_rules::Position::start(v);
     play_all(&mut p, "a4-a5 c4-c5 a5-a4");
     assert_eq!(p.outcome(), None);
     play(&mut p, "c5-c4");

@@ -14,20 +14,20 @@ use std::path::Path;
 
 /// The preset files, embedded at build time. The order is the listing order of `variants`.
 pub const PRESETS: &[(&str, &str)] = &[
-    ("copenhagen", include_str!("../../configs/variants/copenhagen.toml")),
-    ("copenhagen-13", include_str!("../../configs/variants/copenhagen-13.toml")),
-    ("fetlar", include_str!("../../configs/variants/fetlar.toml")),
-    ("brandubh", include_str!("../../configs/variants/brandubh.toml")),
-    ("hnefatafl-9", include_str!("../../configs/variants/hnefatafl-9.toml")),
-    ("hnefatafl-11", include_str!("../../configs/variants/hnefatafl-11.toml")),
-    ("tablut", include_str!("../../configs/variants/tablut.toml")),
-    ("tablut-linnaeus", include_str!("../../configs/variants/tablut-linnaeus.toml")),
-    ("foteviken-tablut", include_str!("../../configs/variants/foteviken-tablut.toml")),
-    ("ard-ri", include_str!("../../configs/variants/ard-ri.toml")),
-    ("ard-ri-historical", include_str!("../../configs/variants/ard-ri-historical.toml")),
-    ("magpie", include_str!("../../configs/variants/magpie.toml")),
-    ("tawlbwrdd", include_str!("../../configs/variants/tawlbwrdd.toml")),
-    ("alea-evangelii", include_str!("../../configs/variants/alea-evangelii.toml")),
+    ("copenhagen", include_str!("../variants/copenhagen.toml")),
+    ("copenhagen-13", include_str!("../variants/copenhagen-13.toml")),
+    ("fetlar", include_str!("../variants/fetlar.toml")),
+    ("brandubh", include_str!("../variants/brandubh.toml")),
+    ("hnefatafl-9", include_str!("../variants/hnefatafl-9.toml")),
+    ("hnefatafl-11", include_str!("../variants/hnefatafl-11.toml")),
+    ("tablut", include_str!("../variants/tablut.toml")),
+    ("tablut-linnaeus", include_str!("../variants/tablut-linnaeus.toml")),
+    ("foteviken-tablut", include_str!("../variants/foteviken-tablut.toml")),
+    ("ard-ri", include_str!("../variants/ard-ri.toml")),
+    ("ard-ri-historical", include_str!("../variants/ard-ri-historical.toml")),
+    ("magpie", include_str!("../variants/magpie.toml")),
+    ("tawlbwrdd", include_str!("../variants/tawlbwrdd.toml")),
+    ("alea-evangelii", include_str!("../variants/alea-evangelii.toml")),
 ];
 
 // Square flags.

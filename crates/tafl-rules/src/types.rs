@@ -121,10 +121,10 @@ impl Move {
         }
     }
     /// Parses `a1-a4`, ignoring a capture list and info symbols; see
-    /// [`crate::rules::notation::parse_move`] for the full record.
+    /// [`crate::notation::parse_move`] for the full record.
     ///
     /// # Errors
-    /// See [`crate::rules::notation::parse_move`].
+    /// See [`crate::notation::parse_move`].
     pub fn parse(s: &str, geometry: Geometry) -> Result<Move, String> {
         super::notation::parse_move(s, geometry).map(|r| r.mv)
     }

@@ -1,8 +1,8 @@
 //! Runs every line of `tests/fixtures/perft.txt`: anyone can add counts without writing code.
 
 use std::sync::Arc;
-use tafl_lab::rules::perft::perft;
-use tafl_lab::rules::{Position, Variant};
+use tafl_rules::perft::perft;
+use tafl_rules::{Position, Variant};
 
 #[test]
 fn perft_fixtures_match() {
@@ -35,6 +35,6 @@ fn perft_fixtures_match() {
 #[test]
 fn divide_sums_to_perft() {
     let mut pos = Position::start(Arc::new(Variant::preset("brandubh")));
-    let total: u64 = tafl_lab::rules::perft::divide(&mut pos, 3).iter().map(|(_, s)| s.leaves).sum();
+    let total: u64 = tafl_rules::perft::divide(&mut pos, 3).iter().map(|(_, s)| s.leaves).sum();
     assert_eq!(total, perft(&mut pos, 3).leaves);
 }

@@ -181,9 +181,12 @@ fn two_workers_feed_a_trainer() {
     let d = run_dir.to_str().unwrap();
     let mut trainer = bin().args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--quiet"]).stderr(Stdio::null()).spawn().unwrap();
     wait_for(&mut trainer, "the first model", || run_dir.join("models/latest").exists());
-    let mut workers: Vec<Child> = ["alpha", "beta"]
+    // alpha stops after one shard (2 games) and beta plays on, so both contribute however
+    // the two processes are scheduled (with two unlimited workers, a busy machine could let
+    // one of them write every shard).
+    let mut workers: Vec<Child> = [("alpha", "2"), ("beta", "0")]
         .iter()
-        .map(|name| bin().args(["selfplay", "--run-dir", d, "--name", name, "--quiet"]).stderr(Stdio::null()).spawn().unwrap())
+        .map(|(name, games)| bin().args(["selfplay", "--run-dir", d, "--name", name, "--games", games, "--quiet"]).stderr(Stdio::null()).spawn().unwrap())
         .collect();
     let mut status = None;
     for _ in 0..1200 {

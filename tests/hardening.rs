@@ -112,3 +112,44 @@ fn model_and_run_paths_with_commas_work() {
     assert!(metrics.lines().count() == 2 && metrics.contains("\"opponent\":\"random\""), "{metrics}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Every spec's canonical text parses back to the same spec (options in any order, defaults
+/// written or left out), and the defaults agents, self-play and run configs use are the search
+/// layer's own.
+#[test]
+fn canonical_specs_round_trip_and_defaults_have_one_home() {
+    use tafl_lab::search::{Noise, RootPolicy, SearchConfig};
+    let texts = [
+        "random",
+        "mcts",
+        "mcts:sims=400",
+        "mcts:sims=7,cpuct=2.5,batch=3",
+        "az:model=m.safetensors",
+        "az:sims=64,model=m.safetensors,device=cpu,cpuct=1.5",
+        "gumbel:model=\"a,b\",k=4,sims=12",
+        "gumbel:k=16,model=m,batch=8,sims=32",
+    ];
+    for t in texts {
+        let spec: AgentSpec = t.parse().unwrap();
+        let canonical = spec.canonical();
+        let back: AgentSpec = canonical.parse().unwrap();
+        assert_eq!(back.canonical(), canonical, "{t}");
+        assert_eq!((back.kind, back.sims, back.k, back.batch, &back.model, &back.device), (spec.kind, spec.sims, spec.k, spec.batch, &spec.model, &spec.device), "{t}");
+        assert_eq!(back.search_config(), spec.search_config(), "{t}");
+    }
+    assert_eq!("gumbel:k=16,model=m,batch=8,sims=32".parse::<AgentSpec>().unwrap().canonical(), "gumbel:model=m");
+    // A gumbel agent's defaults are the search layer's.
+    let g: AgentSpec = "gumbel:model=m".parse().unwrap();
+    let cfg = g.search_config().unwrap();
+    assert_eq!(cfg.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
+    assert_eq!((cfg.c_puct, cfg.fpu_reduction), (SearchConfig::default().c_puct, SearchConfig::default().fpu_reduction));
+    // A run config that leaves the search settings out gets the same defaults.
+    let text = std::fs::read_to_string("configs/runs/smoke.toml").unwrap();
+    let text: String = text.lines().filter(|l| !l.starts_with("gumbel_k") && !l.starts_with("root")).map(|l| format!("{l}\n")).collect();
+    let text = text.replace("[selfplay]\n", "[selfplay]\nroot = \"puct\"\n");
+    let run = tafl_lab::train::config::RunConfig::from_toml(&text, "test.toml").unwrap();
+    assert_eq!(run.selfplay.gumbel_k, RootPolicy::DEFAULT_K);
+    let sp = run.selfplay_config();
+    assert_eq!(sp.search.batch, SearchConfig::default().batch);
+    assert_eq!(sp.search.noise.map(|n| n.fraction), Some(Noise::default().fraction));
+}

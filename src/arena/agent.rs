@@ -150,8 +150,8 @@ impl FromStr for AgentSpec {
             kind,
             sims,
             model: None,
-            k: 16,
-            c_puct: 1.5,
+            k: RootPolicy::DEFAULT_K,
+            c_puct: SearchConfig::default().c_puct,
             batch,
             device: "auto".into(),
             text: s.trim().to_string(),
@@ -190,7 +190,16 @@ impl AgentSpec {
     /// back to the same spec.
     pub fn new(kind: AgentKind, model: Option<PathBuf>, sims: u32) -> AgentSpec {
         let (_, batch) = kind_defaults(kind);
-        let mut spec = AgentSpec { kind, sims, model, k: 16, c_puct: 1.5, batch, device: "auto".into(), text: String::new() };
+        let mut spec = AgentSpec {
+            kind,
+            sims,
+            model,
+            k: RootPolicy::DEFAULT_K,
+            c_puct: SearchConfig::default().c_puct,
+            batch,
+            device: "auto".into(),
+            text: String::new(),
+        };
         spec.text = spec.canonical();
         spec
     }
@@ -206,10 +215,10 @@ impl AgentSpec {
         if self.kind != AgentKind::Random && self.sims != sims {
             opts.push(format!("sims={}", self.sims));
         }
-        if self.kind == AgentKind::Gumbel && self.k != 16 {
+        if self.kind == AgentKind::Gumbel && self.k != RootPolicy::DEFAULT_K {
             opts.push(format!("k={}", self.k));
         }
-        if self.c_puct != 1.5 {
+        if self.c_puct != SearchConfig::default().c_puct {
             opts.push(format!("cpuct={}", self.c_puct));
         }
         if self.batch != batch {

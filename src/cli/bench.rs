@@ -192,7 +192,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
     let cfg = SelfPlayConfig {
         games_in_flight: (batch / 4).max(1),
         batch,
-        search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(16), batch: 8, ..SearchConfig::default() },
+        search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
     let t = Instant::now();

@@ -56,6 +56,9 @@ pub enum RootPolicy {
 }
 
 impl RootPolicy {
+    /// Moves a Gumbel root considers unless told otherwise (agents, self-play, run configs).
+    pub const DEFAULT_K: usize = 16;
+
     /// Gumbel root with the paper's constants.
     pub fn gumbel(k: usize) -> RootPolicy {
         RootPolicy::Gumbel { k, c_visit: 50.0, c_scale: 0.1, gumbel_scale: 1.0 }

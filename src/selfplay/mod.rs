@@ -45,7 +45,7 @@ impl Default for SelfPlayConfig {
         SelfPlayConfig {
             games_in_flight: 64,
             batch: 256,
-            search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() },
+            search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), noise: None, ..SearchConfig::default() },
             fast_probability: 0.0,
             fast_simulations: 8,
             attacker_simulations: 0,

@@ -47,13 +47,13 @@ pub struct SelfPlaySection {
     /// Most positions per network call.
     pub batch: usize,
     /// Leaves gathered from one tree per network call.
-    #[serde(default = "eight")]
+    #[serde(default = "default_leaves_per_tree")]
     pub leaves_per_tree: usize,
     /// Simulations of a full search.
     pub simulations: u32,
     /// "gumbel" or "puct".
     pub root: String,
-    #[serde(default = "sixteen")]
+    #[serde(default = "default_k")]
     pub gumbel_k: usize,
     /// Playout cap randomization: probability of a fast search (0 = off).
     #[serde(default)]
@@ -68,7 +68,7 @@ pub struct SelfPlaySection {
     #[serde(default = "eight_u32")]
     pub temperature_plies: u32,
     /// Dirichlet noise weight at PUCT roots of full searches (0 = off).
-    #[serde(default = "quarter")]
+    #[serde(default = "default_noise_fraction")]
     pub noise_fraction: f32,
     /// Self-play worker threads in the trainer (each owns a copy of the model).
     #[serde(default = "one_usize")]
@@ -81,8 +81,9 @@ pub struct SelfPlaySection {
     pub in_process: bool,
 }
 
-fn eight() -> usize {
-    8
+// Defaults shared with the search layer come from it: one home for each number.
+fn default_leaves_per_tree() -> usize {
+    SearchConfig::default().batch
 }
 fn eight_u32() -> u32 {
     8
@@ -90,8 +91,11 @@ fn eight_u32() -> u32 {
 fn sixteen() -> usize {
     16
 }
-fn quarter() -> f32 {
-    0.25
+fn default_k() -> usize {
+    RootPolicy::DEFAULT_K
+}
+fn default_noise_fraction() -> f32 {
+    Noise::default().fraction
 }
 fn one_usize() -> usize {
     1

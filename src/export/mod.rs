@@ -127,7 +127,7 @@ pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
         "rules_fingerprint": meta.rules_fingerprint,
         "rules_toml": variant.to_toml(),
         "rules_opentafl": rules.as_ref().ok(),
-        "rules_opentafl_error": rules.as_ref().err(),
+        "rules_opentafl_error": rules.as_ref().err().map(ToString::to_string),
         "encoding_version": ENCODING_VERSION,
         "input": {
             "name": "planes",

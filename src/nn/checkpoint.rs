@@ -95,7 +95,7 @@ impl ModelMeta {
     /// # Errors
     /// The first problem found.
     pub fn validate(&self) -> Result<(), MetaError> {
-        crate::rules::Geometry::new(self.board_size).map_err(|reason| MetaError::BoardSize { size: self.board_size, reason })?;
+        crate::rules::Geometry::new(self.board_size).map_err(|e| MetaError::BoardSize { size: self.board_size, reason: e.to_string() })?;
         if self.input_planes == 0 {
             return Err(MetaError::Planes);
         }

@@ -1,34 +1,146 @@
 //! Error types of the rules layer: small, exact, one line each.
+//!
+//! Everything read from outside text (square names, board sizes, sides, position strings,
+//! layouts, move records, OpenTafl rules strings, variant files and specs) fails with one type,
+//! [`ParseError`]: callers that only show the error format it with `{e}`, callers that react
+//! to it match on its [`ParseKind`]. Checks of things already parsed have their own enums:
+//! [`SetupError`] (a board that is not a legal position), [`MoveError`] (a move that cannot be
+//! played) and [`InexpressibleRules`] (rules OpenTafl notation cannot write).
 
 use super::geometry::Square;
+use super::ruleset::KingArmed;
 use super::types::{Move, Piece};
 use std::fmt;
 
-/// A variant that could not be loaded; `origin` names the file, preset or rules string.
+/// What a parser was reading when it failed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ParseKind {
+    /// A square name such as `d4`.
+    Square,
+    /// A board size (odd, 7..=19).
+    BoardSize,
+    /// A side name (`attackers`, `defenders`).
+    Side,
+    /// An OpenTafl position string (`/3t3/.../`).
+    Position,
+    /// The layout rows of a variant file.
+    Layout,
+    /// A move record such as `d1-d3` or `g3-e3xe2/f3`.
+    Move,
+    /// An OpenTafl rules string (`dim:11 ... start:/.../`).
+    RulesString,
+    /// A variant: a spec, a TOML file, or rules and a layout that do not fit together.
+    Variant,
+}
+
+impl ParseKind {
+    /// A short name for reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ParseKind::Square => "square",
+            ParseKind::BoardSize => "board size",
+            ParseKind::Side => "side",
+            ParseKind::Position => "position string",
+            ParseKind::Layout => "layout",
+            ParseKind::Move => "move record",
+            ParseKind::RulesString => "rules string",
+            ParseKind::Variant => "variant",
+        }
+    }
+}
+
+impl fmt::Display for ParseKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Longest `input` a [`ParseError`] keeps, in characters; longer inputs are cut and end in `…`
+/// (a fuzzer or a pasted file must not make every error kilobytes long).
+pub const MAX_INPUT_CHARS: usize = 120;
+
+/// Text from outside that does not parse.
+///
+/// `Display` shows [`ParseError::message`], one line that names the input or the offending
+/// part of it (`bad move `d1-e2`: a move must stay on one rank or file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VariantError {
-    pub origin: String,
+pub struct ParseError {
+    /// What was being read.
+    pub kind: ParseKind,
+    /// The text that was being read, cut to [`MAX_INPUT_CHARS`].
+    pub input: String,
+    /// The one-line reason, as shown to people.
     pub message: String,
 }
 
-impl VariantError {
-    pub fn new(origin: &str, message: impl Into<String>) -> VariantError {
-        VariantError { origin: origin.to_string(), message: message.into() }
+impl ParseError {
+    /// An error reading `input` as a `kind`.
+    pub fn new(kind: ParseKind, input: &str, message: impl Into<String>) -> ParseError {
+        ParseError { kind, input: shorten(input), message: message.into() }
     }
 }
 
-impl fmt::Display for VariantError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.origin, self.message)
+/// `input`, cut to [`MAX_INPUT_CHARS`] characters.
+fn shorten(input: &str) -> String {
+    match input.char_indices().nth(MAX_INPUT_CHARS) {
+        None => input.to_string(),
+        Some((cut, _)) => format!("{}…", &input[..cut]),
     }
 }
-impl std::error::Error for VariantError {}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for ParseError {}
+
+/// The one-line text, for callers that collect errors as strings.
+impl From<ParseError> for String {
+    fn from(e: ParseError) -> String {
+        e.message
+    }
+}
+
+/// A variant that could not be loaded; the same type as every other parse error (kind
+/// [`ParseKind::Variant`], or [`ParseKind::RulesString`] for a rules-string spec), kept under
+/// its old name.
+pub type VariantError = ParseError;
+
+/// Rules that an OpenTafl rules string cannot express
+/// ([`crate::notation::rules_string`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InexpressibleRules {
+    /// A king armed only as hammer or only as anvil.
+    KingArmed(KingArmed),
+    /// Corners hostile only while empty.
+    CornersHostileWhenEmpty,
+    /// Camps hostile even while occupied.
+    CampsHostileWhenOccupied,
+}
+
+impl fmt::Display for InexpressibleRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InexpressibleRules::KingArmed(k) => write!(f, "king_armed = {k:?} has no OpenTafl notation"),
+            InexpressibleRules::CornersHostileWhenEmpty => {
+                f.write_str("corners hostile only when empty have no OpenTafl notation")
+            }
+            InexpressibleRules::CampsHostileWhenOccupied => {
+                f.write_str("camps hostile while occupied have no OpenTafl notation")
+            }
+        }
+    }
+}
+impl std::error::Error for InexpressibleRules {}
 
 /// Why a setup is not a legal position of its variant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetupError {
     /// The position string does not parse.
-    Syntax(String),
+    Syntax(ParseError),
+    /// A piece off the board.
+    OffBoard(Square),
     /// The board size differs from the variant's.
     WrongSize { expected: u8, found: u8 },
     /// Not exactly one king.
@@ -42,7 +154,8 @@ pub enum SetupError {
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SetupError::Syntax(m) => f.write_str(m),
+            SetupError::Syntax(e) => write!(f, "{e}"),
+            SetupError::OffBoard(s) => write!(f, "{s} is off the board"),
             SetupError::WrongSize { expected, found } => {
                 write!(f, "board is {found}x{found} but the variant is {expected}x{expected}")
             }
@@ -55,6 +168,12 @@ impl fmt::Display for SetupError {
     }
 }
 impl std::error::Error for SetupError {}
+
+impl From<ParseError> for SetupError {
+    fn from(e: ParseError) -> SetupError {
+        SetupError::Syntax(e)
+    }
+}
 
 /// Why a move cannot be played.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 //! and lets move generation walk rays until it meets a non-empty cell without bounds checks.
 //! The only board-size-dependent value is [`Geometry`].
 
+use super::error::{ParseError, ParseKind};
 use std::fmt;
 use std::str::FromStr;
 
@@ -100,20 +101,24 @@ impl fmt::Debug for Square {
     }
 }
 
-/// A square name that is not `a1`..`s19`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseSquareError(pub String);
-impl fmt::Display for ParseSquareError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad square `{}` (expected a file letter and a rank number, e.g. d4)", self.0)
-    }
-}
-impl std::error::Error for ParseSquareError {}
+/// The error of a square name that is not `a1`..`s19`: a [`ParseError`] of kind
+/// [`ParseKind::Square`], kept under its old name.
+pub type ParseSquareError = ParseError;
 
 impl FromStr for Square {
-    type Err = ParseSquareError;
+    type Err = ParseError;
+    /// Parses `a1`..`s19`.
+    ///
+    /// # Errors
+    /// A [`ParseKind::Square`] error naming the text.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Square::parse_coords(s).ok_or_else(|| ParseSquareError(s.to_string()))
+        Square::parse_coords(s).ok_or_else(|| {
+            ParseError::new(
+                ParseKind::Square,
+                s,
+                format!("bad square `{s}` (expected a file letter and a rank number, e.g. d4)"),
+            )
+        })
     }
 }
 
@@ -179,13 +184,15 @@ impl Geometry {
     /// A square board of `size` x `size`.
     ///
     /// # Errors
-    /// Sizes outside 7..=19 and even sizes (no centre square) are refused with a reason.
-    pub fn new(size: u8) -> Result<Geometry, String> {
+    /// Sizes outside 7..=19 and even sizes (no centre square) are refused with a
+    /// [`ParseKind::BoardSize`] error giving the reason.
+    pub fn new(size: u8) -> Result<Geometry, ParseError> {
+        let bad = |m: String| ParseError::new(ParseKind::BoardSize, &size.to_string(), m);
         if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-            return Err(format!("board size {size} is outside {MIN_SIZE}..={MAX_SIZE}"));
+            return Err(bad(format!("board size {size} is outside {MIN_SIZE}..={MAX_SIZE}")));
         }
         if size % 2 == 0 {
-            return Err(format!("board size {size} is even; tafl boards have a centre square"));
+            return Err(bad(format!("board size {size} is even; tafl boards have a centre square")));
         }
         Ok(Geometry { size })
     }
@@ -241,11 +248,11 @@ impl Geometry {
     /// Parses a square name and checks it lies on this board.
     ///
     /// # Errors
-    /// A malformed name or one outside the board.
-    pub fn parse_square(self, s: &str) -> Result<Square, String> {
-        let sq: Square = s.parse().map_err(|e: ParseSquareError| e.to_string())?;
+    /// A malformed name or one outside the board, as a [`ParseKind::Square`] error.
+    pub fn parse_square(self, s: &str) -> Result<Square, ParseError> {
+        let sq: Square = s.parse()?;
         if !self.on_board(sq) {
-            return Err(format!("square {s} is off the {0}x{0} board", self.size));
+            return Err(ParseError::new(ParseKind::Square, s, format!("square {s} is off the {0}x{0} board", self.size)));
         }
         Ok(sq)
     }

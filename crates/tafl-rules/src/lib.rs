@@ -29,14 +29,19 @@
 //! assert_eq!(back.rules_fingerprint(), v.rules_fingerprint());
 //! ```
 //!
-//! Read it bottom-up: [`geometry`] (squares, directions,
-//! board size) → [`types`] (sides, pieces, moves, outcomes) → [`ruleset`] (one enum per rule
-//! axis) → [`variant`] (rules + layout + derived square tables, TOML presets) → [`setup`]
-//! (loose boards) → [`position`] (move generation, captures, game ends) → [`notation`]
-//! (OpenTafl strings) → [`perft`].
+//! The error types every module shares are in [`error`]: one [`ParseError`] for all outside
+//! text, and a small enum per check. The rest reads bottom-up: [`geometry`] (squares,
+//! directions, board size) → [`types`] (sides, pieces, moves, outcomes) → `cell` (the one-byte
+//! cell codes of the board; private) → [`ruleset`] (one enum per rule axis) → [`variant`]
+//! (rules + layout + derived square tables, TOML presets) → [`setup`] (loose boards) →
+//! [`position`] (move generation, captures) → `game_end` (escape, king capture, exit fort,
+//! encirclement, repetition, no moves, ply cap; private, its public methods are on
+//! [`Position`]) → [`notation`] (OpenTafl strings) → [`perft`].
 
 mod canonical;
+mod cell;
 pub mod error;
+mod game_end;
 pub mod geometry;
 pub mod notation;
 pub mod perft;
@@ -48,7 +53,7 @@ pub mod types;
 pub mod variant;
 mod zobrist;
 
-pub use error::{MoveError, SetupError, VariantError};
+pub use error::{InexpressibleRules, MoveError, ParseError, ParseKind, SetupError, VariantError};
 pub use geometry::{Direction, Geometry, Square};
 pub use position::{Captures, Position, Undo};
 pub use ruleset::RuleSet;

@@ -10,7 +10,7 @@
 //! (defenders lose on repetition), `ke:y` (the edge counts against a strong king), `nm:d`
 //! (no legal move is a draw), `kspd:N` / `spd:N` (speed limits of the king / other pieces), `cap:N` (the ply cap).
 
-use super::error::SetupError;
+use super::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
 use super::geometry::{Geometry, Square};
 use super::position::Position;
 use super::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, When, Who};
@@ -53,9 +53,9 @@ pub fn pieces_string(g: Geometry, pieces: &[(Square, Piece)]) -> String {
 /// Parses a position string into its size and pieces (no rules checked).
 ///
 /// # Errors
-/// [`SetupError::Syntax`] naming the row and the problem.
-pub fn parse_position_string(s: &str) -> Result<(u8, Vec<(Square, Piece)>), SetupError> {
-    let bad = |m: String| SetupError::Syntax(format!("position `{s}`: {m}"));
+/// A [`ParseKind::Position`] error naming the string, the row and the problem.
+pub fn parse_position_string(s: &str) -> Result<(u8, Vec<(Square, Piece)>), ParseError> {
+    let bad = |m: String| ParseError::new(ParseKind::Position, s, format!("position `{s}`: {m}"));
     let trimmed = s.trim();
     if !trimmed.starts_with('/') || !trimmed.ends_with('/') || trimmed.len() < 2 {
         return Err(bad("must start and end with `/`".into()));
@@ -67,7 +67,7 @@ pub fn parse_position_string(s: &str) -> Result<(u8, Vec<(Square, Piece)>), Setu
     for (r, row) in rows.iter().enumerate() {
         let mut file = 0usize;
         let mut digits = String::new();
-        let flush = |digits: &mut String, file: &mut usize| -> Result<(), SetupError> {
+        let flush = |digits: &mut String, file: &mut usize| -> Result<(), ParseError> {
             if !digits.is_empty() {
                 let k: usize = digits.parse().map_err(|_| bad(format!("row {} has a bad count", r + 1)))?;
                 if k == 0 {
@@ -108,7 +108,7 @@ pub fn parse_position_string(s: &str) -> Result<(u8, Vec<(Square, Piece)>), Setu
 /// Parses a position string with a side to move into a position of `variant`.
 ///
 /// # Errors
-/// Syntax errors and every [`SetupError`] of validation.
+/// Syntax errors ([`SetupError::Syntax`]) and every [`SetupError`] of validation.
 pub fn parse_position(variant: Arc<Variant>, s: &str, to_move: Side) -> Result<Position, SetupError> {
     let (size, pieces) = parse_position_string(s)?;
     Position::from_setup(variant, &Setup { size, pieces, to_move })
@@ -125,9 +125,9 @@ pub struct MoveRecord {
 /// Parses `d1-d3`, `Kd1-d3`, `g3-e3xe2/f3`, `e3-e4++` and the like.
 ///
 /// # Errors
-/// A one-line reason naming the record.
-pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, String> {
-    let bad = |m: &str| format!("bad move `{s}`: {m}");
+/// A [`ParseKind::Move`] error: a one-line reason naming the record.
+pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, ParseError> {
+    let bad = |m: &str| ParseError::new(ParseKind::Move, s, format!("bad move `{s}`: {m}"));
     let core = s.trim().trim_end_matches(['+', '-']);
     if core.is_empty() {
         return Err(bad(if s.contains("---") { "resignation is not a move" } else { "empty" }));
@@ -141,8 +141,8 @@ pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, String> {
         return Err(bad("berserk moves and jumps are not supported"));
     }
     let (from, to) = main.split_once('-').ok_or_else(|| bad("expected from-to, e.g. d1-d3"))?;
-    let from = g.parse_square(from).map_err(|e| bad(&e))?;
-    let to = g.parse_square(to).map_err(|e| bad(&e))?;
+    let from = g.parse_square(from).map_err(|e| bad(&e.message))?;
+    let to = g.parse_square(to).map_err(|e| bad(&e.message))?;
     let mv = Move::new(from, to);
     if mv.direction().is_none() {
         return Err(bad("a move must stay on one rank or file"));
@@ -153,7 +153,7 @@ pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, String> {
             let mut v = Vec::new();
             for part in list.split('/') {
                 let part = part.strip_prefix(['K', 'T', 't']).unwrap_or(part);
-                v.push(g.parse_square(part).map_err(|e| bad(&e))?);
+                v.push(g.parse_square(part).map_err(|e| bad(&e.message))?);
             }
             v.sort();
             Some(v)
@@ -203,9 +203,14 @@ fn yes_no(v: &str, key: &str) -> Result<bool, String> {
 /// Parses an OpenTafl rules string into a variant.
 ///
 /// # Errors
-/// Unknown keys, unsupported values (berserk, jumps, weak shieldwalls...) and bad start
-/// positions, each named.
-pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
+/// A [`ParseKind::RulesString`] error: unknown keys, unsupported values (berserk, jumps, weak
+/// shieldwalls...) and bad start positions, each named.
+pub fn parse_rules_string(s: &str) -> Result<Variant, ParseError> {
+    rules_from_string(s).map_err(|m| ParseError::new(ParseKind::RulesString, s, m))
+}
+
+/// [`parse_rules_string`], failing with the reason alone.
+fn rules_from_string(s: &str) -> Result<Variant, String> {
     let mut map: Vec<(&str, &str)> = Vec::new();
     for tok in s.split_whitespace() {
         let (k, v) = tok.split_once(':').ok_or_else(|| format!("`{tok}` is not key:value"))?;
@@ -338,7 +343,7 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, String> {
         r.camps.hostile_to_attackers = ah(false);
         r.camps.hostile_to_defenders = ah(true);
     }
-    Variant::new(&name, r, g, pieces)
+    Ok(Variant::new(&name, r, g, pieces)?)
 }
 
 fn who_letters(w: Who) -> &'static str {
@@ -361,9 +366,9 @@ fn yn(b: bool) -> &'static str {
 /// has none), such that [`parse_rules_string`] reads back the same rules and layout.
 ///
 /// # Errors
-/// Rules OpenTafl notation cannot express: a king armed only as hammer or only as anvil,
-/// corners hostile only when empty, camps hostile even when occupied.
-pub fn rules_string(v: &Variant) -> Result<String, String> {
+/// Rules OpenTafl notation cannot express ([`InexpressibleRules`]): a king armed only as hammer
+/// or only as anvil, corners hostile only when empty, camps hostile even when occupied.
+pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     let r = &v.rules;
     let g = v.geometry;
     let mut parts = vec![format!("dim:{}", g.size())];
@@ -383,7 +388,7 @@ pub fn rules_string(v: &Variant) -> Result<String, String> {
     let ka = match r.king_armed {
         KingArmed::Yes => "y",
         KingArmed::No => "n",
-        other => return Err(format!("king_armed = {other:?} has no OpenTafl notation")),
+        other => return Err(InexpressibleRules::KingArmed(other)),
     };
     parts.push(format!("ka:{ka}"));
     parts.push(format!("ks:{}", yn(r.king_strength == KingStrength::Strong)));
@@ -427,7 +432,7 @@ pub fn rules_string(v: &Variant) -> Result<String, String> {
         }
     }
     if c.hostile_to_attackers == When::WhenEmpty || c.hostile_to_defenders == When::WhenEmpty {
-        return Err("corners hostile only when empty have no OpenTafl notation".into());
+        return Err(InexpressibleRules::CornersHostileWhenEmpty);
     }
     parts.push(format!(
         "corh:{}",
@@ -438,7 +443,7 @@ pub fn rules_string(v: &Variant) -> Result<String, String> {
     let k = &r.camps;
     if !k.squares.is_empty() {
         if k.hostile_to_attackers == When::Always || k.hostile_to_defenders == When::Always {
-            return Err("camps hostile while occupied have no OpenTafl notation".into());
+            return Err(InexpressibleRules::CampsHostileWhenOccupied);
         }
         let list: Vec<String> = k.squares.iter().map(|s| s.to_string()).collect();
         parts.push(format!("afor:{}", list.join(",")));

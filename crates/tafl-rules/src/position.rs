@@ -1,41 +1,24 @@
 //! Positions: the board, move generation, moves with their captures, and game outcomes.
 //!
-//! The board is a padded cell array (see [`super::geometry`]): one byte per cell, 0 empty,
-//! 1 attacker, 2 defender, 4 king, 8 off the board. Rays stop at the first non-empty cell, so
-//! move generation needs no bounds checks, and a side's pieces are a bit mask (1 for the
-//! attackers, 6 for the defenders). Moves are made and unmade in place ([`Position::make`],
-//! [`Position::unmake`]), which is what perft and search need; [`Position::play`] is the checked
-//! entry point for everything else.
+//! The board is a padded cell array (see [`super::geometry`]) of one-byte cell codes (the
+//! private `cell` module says why). Rays stop at the first non-empty cell, so move generation
+//! needs no bounds checks, and a side's pieces are a bit mask. Moves are made and unmade in
+//! place ([`Position::make`], [`Position::unmake`]), which is what perft and search need;
+//! [`Position::play`] is the checked entry point for everything else.
 //!
-//! Game ends are decided when a move is made, from the cheapest test up: escape and king
-//! capture look at a few cells; encirclement first searches from the king to the edge (almost
-//! always found at once) and only floods the whole board when that fails; the exit fort is
-//! tested only when the king stands on the edge.
+//! Whether a move ended the game is decided in the private `game_end` module (escape, king
+//! capture, exit fort, encirclement, repetition, no moves, ply cap), called from
+//! [`Position::make`].
 
+use super::cell::{self, capturable, piece_index, side_mask, EMPTY, KING, OFF_BOARD};
 use super::error::{MoveError, SetupError};
 use super::geometry::{Direction, Geometry, Square, CELLS, STRIDE};
-use super::ruleset::{KingOnEdge, KingStrength, NoMoves, Repetition};
 use super::setup::{check_pieces, Setup};
-use super::types::{Move, Outcome, Piece, Reason, Side};
-use super::variant::{piece_code, Tables, Variant, CORNER, EDGE, ESCAPE, RESTRICTED};
+use super::types::{Move, Outcome, Piece, Side};
+use super::variant::{Tables, Variant, CORNER, EDGE, RESTRICTED};
 use super::zobrist;
 use std::fmt;
 use std::sync::Arc;
-
-pub(crate) const EMPTY: u8 = 0;
-pub(crate) const ATT: u8 = 1;
-pub(crate) const DEF: u8 = 2;
-pub(crate) const KING: u8 = 4;
-pub(crate) const OFF: u8 = 8;
-
-/// Cell mask of a side's pieces.
-#[inline]
-pub(crate) const fn side_mask(side: Side) -> u8 {
-    match side {
-        Side::Attackers => ATT,
-        Side::Defenders => DEF | KING,
-    }
-}
 
 /// Most pieces one move can capture: three custodial captures and a shieldwall on each side.
 pub const MAX_CAPTURES: usize = 3 + 2 * (super::geometry::MAX_SIZE as usize - 2);
@@ -94,21 +77,25 @@ pub struct Undo {
 }
 
 /// A legal position of a variant, with the history needed for repetition.
+// The fields are visible to the crate so that `game_end` can read the board; only this module
+// changes them.
 #[derive(Clone)]
 pub struct Position {
-    variant: Arc<Variant>,
-    cells: [u8; CELLS],
-    to_move: Side,
-    king: Square,
-    hash: u64,
-    ply: u32,
-    counts: [u16; 2],
+    pub(crate) variant: Arc<Variant>,
+    /// Cell codes ([`super::cell`]), indexed by [`Square::index`].
+    pub(crate) cells: [u8; CELLS],
+    pub(crate) to_move: Side,
+    pub(crate) king: Square,
+    pub(crate) hash: u64,
+    pub(crate) ply: u32,
+    /// Non-king pieces per side, indexed by [`Side::index`].
+    pub(crate) counts: [u16; 2],
     /// Hashes of every position since the start, the current one last.
-    history: Vec<u64>,
+    pub(crate) history: Vec<u64>,
     /// Index into `history` of the first position after the last capture; no earlier position
     /// can recur.
-    rep_start: u32,
-    outcome: Option<Outcome>,
+    pub(crate) rep_start: u32,
+    pub(crate) outcome: Option<Outcome>,
 }
 
 impl Position {
@@ -129,14 +116,14 @@ impl Position {
             return Err(SetupError::WrongSize { expected: size, found: setup.size });
         }
         check_pieces(&variant, &setup.pieces)?;
-        let mut cells = [OFF; CELLS];
+        let mut cells = [OFF_BOARD; CELLS];
         for sq in variant.geometry.squares() {
             cells[sq.index()] = EMPTY;
         }
         let mut king = Square::new(0, 0);
         let mut counts = [0u16; 2];
         for &(sq, p) in &setup.pieces {
-            cells[sq.index()] = piece_code(p);
+            cells[sq.index()] = cell::of_piece(p);
             if p == Piece::King {
                 king = sq;
             } else {
@@ -159,22 +146,6 @@ impl Position {
         pos.history.push(pos.hash);
         pos.outcome = pos.static_outcome();
         Ok(pos)
-    }
-
-    /// The outcome of a position given without its history: the king already escaped, the
-    /// defenders already enclosed, or no move for the side to move.
-    fn static_outcome(&self) -> Option<Outcome> {
-        let t = &*self.variant.tables;
-        if t.flags[self.king.index()] & ESCAPE != 0 {
-            return Some(Outcome::win(Side::Defenders, self.escape_reason()));
-        }
-        if self.variant.rules.encirclement && self.encircled() {
-            return Some(Outcome::win(Side::Attackers, Reason::Encirclement));
-        }
-        if !self.has_legal_move(self.to_move) {
-            return Some(self.no_moves_outcome(self.to_move));
-        }
-        None
     }
 
     /// The variant.
@@ -215,12 +186,7 @@ impl Position {
     }
     /// The piece on a square.
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
-        match self.cells[sq.index()] {
-            ATT => Some(Piece::Attacker),
-            DEF => Some(Piece::Defender),
-            KING => Some(Piece::King),
-            _ => None,
-        }
+        cell::piece(self.cells[sq.index()])
     }
     /// All pieces, rank 1 first.
     pub fn pieces(&self) -> Vec<(Square, Piece)> {
@@ -256,9 +222,9 @@ impl Position {
     /// direction order, nearest first; stops early when `emit` returns true. Returns whether
     /// it stopped early.
     #[inline(always)]
-    fn piece_moves(&self, from: usize, code: u8, mut emit: impl FnMut(usize) -> bool) -> bool {
+    pub(crate) fn piece_moves(&self, from: usize, code: u8, mut emit: impl FnMut(usize) -> bool) -> bool {
         let t = &*self.variant.tables;
-        let max = t.max_dist[(code >> 1) as usize];
+        let max = t.max_dist[piece_index(code)];
         let camp = t.camp[from];
         for d in Direction::ALL {
             let off = d.offset();
@@ -305,7 +271,7 @@ impl Position {
     /// Calls `f(cell, code)` for each piece in `mask`, rank 1 first; stops when `f` returns
     /// true and returns whether it stopped.
     #[inline(always)]
-    fn for_each_piece(&self, mask: u8, mut f: impl FnMut(usize, u8) -> bool) -> bool {
+    pub(crate) fn for_each_piece(&self, mask: u8, mut f: impl FnMut(usize, u8) -> bool) -> bool {
         let n = self.geometry().size() as usize;
         for r in 0..n {
             let row = (r + 1) * STRIDE + 1;
@@ -379,7 +345,7 @@ impl Position {
             self.king = mv.to;
         }
         let captures = self.find_captures(to, code, mover);
-        let victim = if mover == Side::Attackers { DEF } else { ATT };
+        let victim = capturable(mover);
         for &sq in captures.as_slice() {
             self.cells[sq.index()] = EMPTY;
             self.hash ^= zobrist::piece(victim, sq.index());
@@ -401,7 +367,7 @@ impl Position {
         let (from, to) = (mv.from.index(), mv.to.index());
         let code = self.cells[to];
         self.to_move = self.to_move.opponent();
-        let victim = if self.to_move == Side::Attackers { DEF } else { ATT };
+        let victim = capturable(self.to_move);
         for &sq in undo.captures.as_slice() {
             self.cells[sq.index()] = victim;
         }
@@ -426,7 +392,7 @@ impl Position {
             return true;
         }
         match c {
-            OFF => false,
+            OFF_BOARD => false,
             EMPTY => t.hostile_empty[far] & victim_mask != 0,
             _ => t.hostile_full[far] & victim_mask != 0,
         }
@@ -440,7 +406,7 @@ impl Position {
             return caps;
         }
         let t = &*self.variant.tables;
-        let victim = if mover == Side::Attackers { DEF } else { ATT };
+        let victim = capturable(mover);
         let victim_mask = side_mask(mover.opponent());
         for d in Direction::ALL {
             let off = d.offset();
@@ -508,247 +474,6 @@ impl Position {
                 }
             }
         }
-    }
-
-    fn escape_reason(&self) -> Reason {
-        match self.variant.rules.escape {
-            super::ruleset::Escape::Corners => Reason::CornerEscape,
-            super::ruleset::Escape::Edge => Reason::EdgeEscape,
-        }
-    }
-
-    fn no_moves_outcome(&self, stuck: Side) -> Outcome {
-        match self.variant.rules.no_moves {
-            NoMoves::Loses => Outcome::win(stuck.opponent(), Reason::NoMoves),
-            NoMoves::Draw => Outcome::draw(Reason::NoMoves),
-        }
-    }
-
-    /// Decides whether the move just made (by `mover`, piece `code`) ended the game.
-    fn decide(&self, mv: Move, code: u8, mover: Side) -> Option<Outcome> {
-        let t = &*self.variant.tables;
-        let rules = &self.variant.rules;
-        if mover == Side::Defenders {
-            if code == KING && t.flags[mv.to.index()] & ESCAPE != 0 {
-                return Some(Outcome::win(Side::Defenders, self.escape_reason()));
-            }
-            if rules.exit_fort && t.flags[self.king.index()] & EDGE != 0 && self.exit_fort() {
-                return Some(Outcome::win(Side::Defenders, Reason::ExitFort));
-            }
-        } else {
-            let k = self.king.index() as isize;
-            let to = mv.to.index() as isize;
-            let adjacent = Direction::ALL.iter().any(|d| k + d.offset() == to);
-            if adjacent && self.king_captured(mv.to) {
-                return Some(Outcome::win(Side::Attackers, Reason::KingCaptured));
-            }
-            if rules.encirclement && self.encircled() {
-                return Some(Outcome::win(Side::Attackers, Reason::Encirclement));
-            }
-        }
-        if rules.repetition != Repetition::None && self.count_current() >= 3 {
-            return Some(match rules.repetition {
-                Repetition::Draw => Outcome::draw(Reason::Repetition),
-                Repetition::MoverLoses => Outcome::win(mover.opponent(), Reason::Repetition),
-                Repetition::DefendersLose => Outcome::win(Side::Attackers, Reason::Repetition),
-                Repetition::None => unreachable!(),
-            });
-        }
-        if !self.has_legal_move(self.to_move) {
-            return Some(self.no_moves_outcome(self.to_move));
-        }
-        if self.ply >= t.ply_cap {
-            return Some(Outcome::draw(Reason::PlyCap));
-        }
-        None
-    }
-
-    /// Occurrences of the current position since the last capture.
-    fn count_current(&self) -> usize {
-        let h = self.hash;
-        let start = self.rep_start as usize;
-        let mut i = self.history.len() - 1;
-        let mut n = 0;
-        loop {
-            if self.history[i] == h {
-                n += 1;
-            }
-            if i < start + 2 {
-                break;
-            }
-            i -= 2;
-        }
-        n
-    }
-
-    /// Whether the attacker that just moved to `by` (beside the king) captured the king.
-    fn king_captured(&self, by: Square) -> bool {
-        let t = &*self.variant.tables;
-        let rules = &self.variant.rules;
-        let k = self.king.index();
-        let g = self.geometry();
-        let throne_near = rules.throne.enabled && {
-            let c = g.center().index() as isize;
-            let ki = k as isize;
-            ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
-        };
-        if rules.king_strength == KingStrength::Strong || throne_near {
-            let on_edge = t.flags[k] & EDGE != 0;
-            let edge_counts = rules.king_strength == KingStrength::Strong && rules.king_on_edge == KingOnEdge::EdgeCounts;
-            if on_edge && !edge_counts {
-                return false;
-            }
-            Direction::ALL.iter().all(|d| {
-                let q = (k as isize + d.offset()) as usize;
-                match self.cells[q] {
-                    ATT => true,
-                    OFF => edge_counts,
-                    EMPTY => t.king_hostile[q],
-                    _ => false,
-                }
-            })
-        } else {
-            let off = k as isize - by.index() as isize;
-            let far = (k as isize + off) as usize;
-            match self.cells[far] {
-                ATT => true,
-                OFF => false,
-                EMPTY => t.hostile_empty[far] & (DEF | KING) != 0,
-                _ => t.hostile_full[far] & (DEF | KING) != 0,
-            }
-        }
-    }
-
-    /// Whether no defender and not the king can reach the edge over squares free of attackers.
-    pub fn encircled(&self) -> bool {
-        let mut seen = Visited::new();
-        // Fast path: a walk from the king that reaches the edge settles it.
-        let mut stack: Vec<usize> = Vec::with_capacity(64);
-        let t = &*self.variant.tables;
-        stack.push(self.king.index());
-        seen.insert(self.king.index());
-        while let Some(s) = stack.pop() {
-            if t.flags[s] & EDGE != 0 {
-                return false;
-            }
-            for d in Direction::ALL {
-                let q = (s as isize + d.offset()) as usize;
-                if self.cells[q] & (ATT | OFF) == 0 && seen.insert(q) {
-                    stack.push(q);
-                }
-            }
-        }
-        // Slow path: flood from every edge square that is free of attackers.
-        let mut seen = Visited::new();
-        stack.clear();
-        for sq in self.geometry().squares() {
-            let i = sq.index();
-            if t.flags[i] & EDGE != 0 && self.cells[i] != ATT {
-                seen.insert(i);
-                stack.push(i);
-            }
-        }
-        while let Some(s) = stack.pop() {
-            if self.cells[s] & (DEF | KING) != 0 {
-                return false;
-            }
-            for d in Direction::ALL {
-                let q = (s as isize + d.offset()) as usize;
-                if self.cells[q] & (ATT | OFF) == 0 && seen.insert(q) {
-                    stack.push(q);
-                }
-            }
-        }
-        true
-    }
-
-    /// Copenhagen exit fort: the king on the edge can move and stands in a region (the squares
-    /// reachable from him without crossing a defender) that holds no attacker, and no defender
-    /// walling that region can ever be captured.
-    ///
-    /// "Can never be captured" is the greatest set of defenders that protect each other: along
-    /// each axis a member is covered by the edge, another member, or a non-hostile square inside
-    /// the fort. It is found by starting from all defenders and removing uncovered ones until
-    /// nothing changes; the fort stands when every wall piece survives.
-    pub fn exit_fort(&self) -> bool {
-        let t = &*self.variant.tables;
-        let k = self.king.index();
-        if t.flags[k] & EDGE == 0 || !self.piece_moves(k, KING, |_| true) {
-            return false;
-        }
-        let mut inside = Visited::new();
-        let mut walls: Vec<usize> = Vec::with_capacity(32);
-        let mut stack = vec![k];
-        inside.insert(k);
-        while let Some(s) = stack.pop() {
-            for d in Direction::ALL {
-                let q = (s as isize + d.offset()) as usize;
-                match self.cells[q] {
-                    OFF => {}
-                    ATT => return false,
-                    DEF => walls.push(q),
-                    _ => {
-                        if inside.insert(q) {
-                            stack.push(q);
-                        }
-                    }
-                }
-            }
-        }
-        let mut safe = Visited::new();
-        let mut members: Vec<usize> = Vec::with_capacity(self.counts[1] as usize);
-        self.for_each_piece(DEF, |i, _| {
-            safe.insert(i);
-            members.push(i);
-            false
-        });
-        loop {
-            let before = members.len();
-            members.retain(|&w| {
-                let covered = |q: usize| {
-                    self.cells[q] == OFF
-                        || safe.contains(q)
-                        || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEF == 0))
-                };
-                let wi = w as isize;
-                let ok = [Direction::North, Direction::East].iter().all(|d| {
-                    covered((wi + d.offset()) as usize) || covered((wi - d.offset()) as usize)
-                });
-                if !ok {
-                    safe.remove(w);
-                }
-                ok
-            });
-            if members.len() == before {
-                break;
-            }
-        }
-        walls.iter().all(|&w| safe.contains(w))
-    }
-}
-
-/// A set of cells as a bitset on the stack.
-struct Visited([u64; CELLS.div_ceil(64)]);
-impl Visited {
-    #[inline]
-    fn new() -> Visited {
-        Visited([0; CELLS.div_ceil(64)])
-    }
-    /// Inserts `i`; true when it was not there.
-    #[inline]
-    fn insert(&mut self, i: usize) -> bool {
-        let (w, b) = (i / 64, 1u64 << (i % 64));
-        let fresh = self.0[w] & b == 0;
-        self.0[w] |= b;
-        fresh
-    }
-    #[inline]
-    fn remove(&mut self, i: usize) {
-        self.0[i / 64] &= !(1u64 << (i % 64));
-    }
-    #[inline]
-    fn contains(&self, i: usize) -> bool {
-        self.0[i / 64] & (1u64 << (i % 64)) != 0
     }
 }
 

@@ -4,7 +4,7 @@
 //! attacker on a corner. [`crate::Position::from_setup`] turns it into a position that is
 //! always legal, or says exactly why not.
 
-use super::error::SetupError;
+use super::error::{ParseError, ParseKind, SetupError};
 use super::geometry::Square;
 use super::types::{Piece, Side};
 use super::variant::{Variant, CAMP, THRONE};
@@ -27,7 +27,7 @@ pub(crate) fn check_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<()
     let mut seen = std::collections::HashSet::new();
     for &(sq, piece) in pieces {
         if !v.geometry.on_board(sq) {
-            return Err(SetupError::Syntax(format!("{sq} is off the board")));
+            return Err(SetupError::OffBoard(sq));
         }
         if !seen.insert(sq) {
             return Err(SetupError::Occupied(sq));
@@ -43,7 +43,7 @@ pub(crate) fn check_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<()
     Ok(())
 }
 
-/// [`check_pieces`] with a string error, for variant construction.
-pub(crate) fn validate_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<(), String> {
-    check_pieces(v, pieces).map_err(|e| format!("layout: {e}"))
+/// [`check_pieces`] for variant construction: a bad starting layout makes a bad variant.
+pub(crate) fn validate_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<(), ParseError> {
+    check_pieces(v, pieces).map_err(|e| ParseError::new(ParseKind::Variant, &v.name, format!("layout: {e}")))
 }

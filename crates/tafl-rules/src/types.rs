@@ -1,5 +1,6 @@
 //! The typed vocabulary of the game: sides, pieces, moves and outcomes.
 
+use super::error::{ParseError, ParseKind};
 use super::geometry::{Geometry, Square};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -42,12 +43,20 @@ impl fmt::Display for Side {
 }
 
 impl std::str::FromStr for Side {
-    type Err = String;
+    type Err = ParseError;
+    /// Parses `attackers` / `defenders` (also `attacker`, `a`, `defender`, `d`).
+    ///
+    /// # Errors
+    /// A [`ParseKind::Side`] error naming the text.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "attackers" | "attacker" | "a" => Ok(Side::Attackers),
             "defenders" | "defender" | "d" => Ok(Side::Defenders),
-            _ => Err(format!("bad side `{s}` (expected attackers or defenders)")),
+            _ => Err(ParseError::new(
+                ParseKind::Side,
+                s,
+                format!("bad side `{s}` (expected attackers or defenders)"),
+            )),
         }
     }
 }
@@ -125,7 +134,7 @@ impl Move {
     ///
     /// # Errors
     /// See [`crate::notation::parse_move`].
-    pub fn parse(s: &str, geometry: Geometry) -> Result<Move, String> {
+    pub fn parse(s: &str, geometry: Geometry) -> Result<Move, ParseError> {
         super::notation::parse_move(s, geometry).map(|r| r.mv)
     }
 }

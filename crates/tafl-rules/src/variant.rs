@@ -6,10 +6,12 @@
 //! file merges three layers of TOML (the common defaults, the base preset, the file) and then
 //! deserializes with unknown keys refused, so a misspelt rule never passes silently.
 
-use super::error::VariantError;
+use super::cell::{self, ANY_PIECE, ATTACKERS, DEFENDERS, KING, PIECE_KINDS};
+use super::error::{ParseError, ParseKind};
 use super::geometry::{Direction, Geometry, Square, CELLS};
 use super::ruleset::{CornerKind, Escape, RuleSet, When};
 use super::types::Piece;
+use std::fmt;
 use std::path::Path;
 
 /// The preset files, embedded at build time. The order is the listing order of `variants`.
@@ -46,18 +48,18 @@ pub(crate) struct Tables {
     pub flags: [u8; CELLS],
     /// Camp group (1-based connected component of camp squares), 0 outside camps.
     pub camp: [u8; CELLS],
-    /// Bit per piece code (1 attacker, 2 defender, 4 king): may stop here.
+    /// Bit per piece code ([`cell`]): may stop here.
     pub stop: [u8; CELLS],
     /// Bit per piece code: may pass over this square while it is empty.
     pub pass: [u8; CELLS],
-    /// Bit per side mask (1 attackers, 6 defenders): hostile to that side while empty.
+    /// Bits of a side's mask ([`cell::side_mask`]): hostile to that side while empty.
     pub hostile_empty: [u8; CELLS],
     /// Bit per side mask: hostile to that side while occupied.
     pub hostile_full: [u8; CELLS],
     /// Empty squares that count as a captor beside the king (throne, hostile corners and camps).
     pub king_hostile: [bool; CELLS],
-    /// Longest move per piece code index (attacker, defender, king); 255 = unlimited.
-    pub max_dist: [u8; 3],
+    /// Longest move per piece index ([`cell::piece_index`]); [`UNLIMITED`] = no limit.
+    pub max_dist: [u8; PIECE_KINDS],
     pub ply_cap: u32,
     pub rules_key: u64,
 }
@@ -96,30 +98,38 @@ fn who_bits(w: super::ruleset::Who) -> u8 {
     use super::ruleset::Who;
     match w {
         Who::Nobody => 0,
-        Who::King => 4,
-        Who::All => 7,
+        Who::King => KING,
+        Who::All => ANY_PIECE,
     }
+}
+
+/// An error loading the variant from `origin` (a file, a preset, a spec): a
+/// [`ParseKind::Variant`] error whose message starts with the origin.
+fn load_error(origin: &str, message: impl fmt::Display) -> ParseError {
+    ParseError::new(ParseKind::Variant, origin, format!("{origin}: {message}"))
 }
 
 impl Variant {
     /// Builds a variant and its tables.
     ///
     /// # Errors
-    /// Rules that contradict the board (corner escape without corners, camps off the board)
-    /// and layouts that are not legal starting positions.
+    /// A [`ParseKind::Variant`] error (its input the name): rules that contradict the board
+    /// (corner escape without corners, camps off the board) and layouts that are not legal
+    /// starting positions.
     pub fn new(
         name: &str,
         rules: RuleSet,
         geometry: Geometry,
         mut layout: Vec<(Square, Piece)>,
-    ) -> Result<Variant, String> {
+    ) -> Result<Variant, ParseError> {
+        let bad = |m: String| ParseError::new(ParseKind::Variant, name, m);
         layout.sort_by_key(|(s, _)| (s.rank(), s.file()));
         if rules.escape == Escape::Corners && rules.corners.kind == CornerKind::None {
-            return Err("escape = \"corners\" needs corner squares (corners.kind is none)".into());
+            return Err(bad("escape = \"corners\" needs corner squares (corners.kind is none)".into()));
         }
         for &c in &rules.camps.squares {
             if !geometry.on_board(c) {
-                return Err(format!("camp square {c} is off the {0}x{0} board", geometry.size()));
+                return Err(bad(format!("camp square {c} is off the {0}x{0} board", geometry.size())));
             }
         }
         let tables = Box::new(build_tables(&rules, geometry));
@@ -140,22 +150,22 @@ impl Variant {
     /// string (anything containing `dim:`).
     ///
     /// # Errors
-    /// An unknown name, an unreadable or invalid file, or an invalid rules string, each as one
-    /// line naming the source.
-    pub fn from_spec(spec: &str) -> Result<Variant, VariantError> {
+    /// An unknown name, an unreadable or invalid file ([`ParseKind::Variant`]), or an invalid
+    /// rules string ([`ParseKind::RulesString`]), each as one line naming the source.
+    pub fn from_spec(spec: &str) -> Result<Variant, ParseError> {
         let spec = spec.trim();
         if let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == spec) {
             return Variant::from_toml_str(text, spec);
         }
         if spec.contains("dim:") {
             return super::notation::parse_rules_string(spec)
-                .map_err(|msg| VariantError::new("OpenTafl rules string", msg));
+                .map_err(|e| ParseError { message: format!("OpenTafl rules string: {}", e.message), ..e });
         }
         let path = Path::new(spec);
         if spec.ends_with(".toml") || path.exists() {
             return Variant::from_file(path);
         }
-        Err(VariantError::new(
+        Err(load_error(
             spec,
             format!(
                 "unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)",
@@ -177,9 +187,9 @@ impl Variant {
     ///
     /// # Errors
     /// See [`Variant::from_spec`].
-    pub fn from_file(path: &Path) -> Result<Variant, VariantError> {
+    pub fn from_file(path: &Path) -> Result<Variant, ParseError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| VariantError::new(&shown, format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| load_error(&shown, format!("cannot read: {e}")))?;
         Variant::from_toml_str(&text, &shown)
     }
 
@@ -187,7 +197,7 @@ impl Variant {
     ///
     /// # Errors
     /// See [`Variant::from_spec`].
-    pub fn from_toml_str(text: &str, origin: &str) -> Result<Variant, VariantError> {
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Variant, ParseError> {
         Variant::from_toml_with_overrides(text, origin, &[])
     }
 
@@ -196,8 +206,8 @@ impl Variant {
     ///
     /// # Errors
     /// See [`Variant::from_spec`]; a bad override names the override.
-    pub fn from_toml_with_overrides(text: &str, origin: &str, overrides: &[String]) -> Result<Variant, VariantError> {
-        let err = |m: String| VariantError::new(origin, m);
+    pub fn from_toml_with_overrides(text: &str, origin: &str, overrides: &[String]) -> Result<Variant, ParseError> {
+        let err = |m: String| load_error(origin, m);
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| err(toml_error_line(text, &e)))?;
         for key in doc.keys() {
             if !["name", "description", "source", "base", "layout", "rules"].contains(&key.as_str()) {
@@ -206,7 +216,7 @@ impl Variant {
                 )));
             }
         }
-        let get_str = |k: &str| -> Result<Option<String>, VariantError> {
+        let get_str = |k: &str| -> Result<Option<String>, ParseError> {
             match doc.get(k) {
                 None => Ok(None),
                 Some(toml::Value::String(s)) => Ok(Some(s.clone())),
@@ -247,7 +257,7 @@ impl Variant {
         let name = get_str("name")?.unwrap_or_else(|| {
             Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
         });
-        let mut v = Variant::new(&name, rules, geometry, layout).map_err(err)?;
+        let mut v = Variant::new(&name, rules, geometry, layout).map_err(|e| err(e.message))?;
         v.description = get_str("description")?.unwrap_or_default();
         v.source = get_str("source")?.unwrap_or_default();
         Ok(v)
@@ -257,7 +267,7 @@ impl Variant {
     ///
     /// # Errors
     /// As [`Variant::new`].
-    pub fn with_rules(&self, rules: RuleSet) -> Result<Variant, String> {
+    pub fn with_rules(&self, rules: RuleSet) -> Result<Variant, ParseError> {
         let mut v = Variant::new(&self.name, rules, self.geometry, self.layout.clone())?;
         v.description.clone_from(&self.description);
         v.source.clone_from(&self.source);
@@ -324,13 +334,13 @@ impl Variant {
     pub fn may_stop(&self, piece: Piece, from: Square, sq: Square) -> bool {
         let t = &self.tables;
         let camp = t.camp[from.index()];
-        (camp != 0 && t.camp[sq.index()] == camp) || t.stop[sq.index()] & piece_code(piece) != 0
+        (camp != 0 && t.camp[sq.index()] == camp) || t.stop[sq.index()] & cell::of_piece(piece) != 0
     }
     /// Whether a `piece` coming from `from` may travel over the empty square `sq`.
     pub fn may_pass(&self, piece: Piece, from: Square, sq: Square) -> bool {
         let t = &self.tables;
         let camp = t.camp[from.index()];
-        (camp != 0 && t.camp[sq.index()] == camp) || t.pass[sq.index()] & piece_code(piece) != 0
+        (camp != 0 && t.camp[sq.index()] == camp) || t.pass[sq.index()] & cell::of_piece(piece) != 0
     }
     /// The longest move a piece may make (`u8::MAX` when unlimited).
     pub fn max_distance(&self, piece: Piece) -> u8 {
@@ -338,14 +348,8 @@ impl Variant {
     }
 }
 
-/// The cell code of a piece: 1 attacker, 2 defender, 4 king.
-pub(crate) const fn piece_code(p: Piece) -> u8 {
-    match p {
-        Piece::Attacker => 1,
-        Piece::Defender => 2,
-        Piece::King => 4,
-    }
-}
+/// A speed limit of [`Tables::max_dist`] that limits nothing (a move is at most a board side).
+const UNLIMITED: u8 = u8::MAX;
 
 fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
     let mut t = Tables {
@@ -356,7 +360,7 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
         hostile_empty: [0; CELLS],
         hostile_full: [0; CELLS],
         king_hostile: [false; CELLS],
-        max_dist: [255; 3],
+        max_dist: [UNLIMITED; PIECE_KINDS],
         ply_cap: rules.effective_ply_cap(g),
         rules_key: rules.fingerprint(),
     };
@@ -371,30 +375,30 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
             CornerKind::Single => g.is_corner(sq),
             CornerKind::Block => g.in_corner_block(sq),
         };
-        t.stop[i] = 7;
-        t.pass[i] = 7;
+        t.stop[i] = ANY_PIECE;
+        t.pass[i] = ANY_PIECE;
         if rules.throne.enabled && sq == g.center() {
             f |= THRONE;
             t.stop[i] = who_bits(rules.throne.stop);
             t.pass[i] = who_bits(rules.throne.pass);
-            when_bits(rules.throne.hostile_to_attackers, 1, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
-            when_bits(rules.throne.hostile_to_defenders, 6, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.throne.hostile_to_attackers, ATTACKERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.throne.hostile_to_defenders, DEFENDERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
             t.king_hostile[i] = true;
         }
         if corner {
             f |= CORNER;
             t.stop[i] = who_bits(rules.corners.stop);
             t.pass[i] = who_bits(rules.corners.stop);
-            when_bits(rules.corners.hostile_to_attackers, 1, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
-            when_bits(rules.corners.hostile_to_defenders, 6, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.corners.hostile_to_attackers, ATTACKERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.corners.hostile_to_defenders, DEFENDERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
             t.king_hostile[i] = rules.corners.hostile_to_defenders != When::Never;
         }
         if rules.camps.squares.contains(&sq) {
             f |= CAMP;
             t.stop[i] = 0;
             t.pass[i] = 0;
-            when_bits(rules.camps.hostile_to_attackers, 1, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
-            when_bits(rules.camps.hostile_to_defenders, 6, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.camps.hostile_to_attackers, ATTACKERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
+            when_bits(rules.camps.hostile_to_defenders, DEFENDERS, &mut t.hostile_empty[i], &mut t.hostile_full[i]);
             t.king_hostile[i] = rules.camps.hostile_to_defenders != When::Never;
         }
         let escape = match rules.escape {
@@ -425,25 +429,30 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
             }
         }
     }
-    let lim = |x: u8| if x == 0 { 255 } else { x };
-    t.max_dist = [lim(rules.speed.others), lim(rules.speed.others), lim(rules.speed.king)];
+    let lim = |x: u8| if x == 0 { UNLIMITED } else { x };
+    for p in Piece::ALL {
+        t.max_dist[cell::piece_index(cell::of_piece(p))] =
+            lim(if p == Piece::King { rules.speed.king } else { rules.speed.others });
+    }
     t
 }
 
 /// Parses layout rows (top rank first) of `.`, `a`, `d`, `k`.
 ///
 /// # Errors
-/// Ragged rows, a non-square or out-of-range board, or a bad character, naming the row.
-pub fn parse_layout(text: &str) -> Result<(Geometry, Vec<(Square, Piece)>), String> {
+/// A [`ParseKind::Layout`] error: ragged rows, a non-square or out-of-range board, or a bad
+/// character, naming the row.
+pub fn parse_layout(text: &str) -> Result<(Geometry, Vec<(Square, Piece)>), ParseError> {
+    let bad = |m: String| ParseError::new(ParseKind::Layout, text, m);
     let rows: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let n = rows.len();
     let geometry = Geometry::new(u8::try_from(n).unwrap_or(u8::MAX))
-        .map_err(|e| format!("{n} rows: {e}"))?;
+        .map_err(|e| bad(format!("{n} rows: {e}")))?;
     let mut pieces = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let len = row.chars().count();
         if len != n {
-            return Err(format!("row {} (from the top) has {len} squares, expected {n}", i + 1));
+            return Err(bad(format!("row {} (from the top) has {len} squares, expected {n}", i + 1)));
         }
         let rank = (n - 1 - i) as u8;
         for (f, c) in row.chars().enumerate() {
@@ -453,10 +462,7 @@ pub fn parse_layout(text: &str) -> Result<(Geometry, Vec<(Square, Piece)>), Stri
                 'd' => Piece::Defender,
                 'k' => Piece::King,
                 other => {
-                    return Err(format!(
-                        "row {} (from the top) has `{other}`; use . a d k",
-                        i + 1
-                    ))
+                    return Err(bad(format!("row {} (from the top) has `{other}`; use . a d k", i + 1)))
                 }
             };
             pieces.push((Square::new(f as u8, rank), piece));

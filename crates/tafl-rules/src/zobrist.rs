@@ -1,6 +1,7 @@
 //! Zobrist keys, generated at compile time from a fixed seed so hashes are stable across runs,
 //! machines and versions (they end up in data files).
 
+use super::cell::{piece_index, PIECE_KINDS};
 use super::geometry::CELLS;
 
 const fn splitmix(state: u64) -> (u64, u64) {
@@ -11,11 +12,11 @@ const fn splitmix(state: u64) -> (u64, u64) {
     (s, z ^ (z >> 31))
 }
 
-const fn generate() -> [[u64; CELLS]; 3] {
-    let mut keys = [[0u64; CELLS]; 3];
+const fn generate() -> [[u64; CELLS]; PIECE_KINDS] {
+    let mut keys = [[0u64; CELLS]; PIECE_KINDS];
     let mut state = 0x7AF1_1AB0_0000_0001u64;
     let mut p = 0;
-    while p < 3 {
+    while p < PIECE_KINDS {
         let mut i = 0;
         while i < CELLS {
             let (s, k) = splitmix(state);
@@ -28,13 +29,13 @@ const fn generate() -> [[u64; CELLS]; 3] {
     keys
 }
 
-static KEYS: [[u64; CELLS]; 3] = generate();
+static KEYS: [[u64; CELLS]; PIECE_KINDS] = generate();
 
 /// Key for "defenders to move".
 pub const SIDE: u64 = splitmix(0x5EED_0F_51DE).1;
 
-/// Key of the piece with cell code `code` (1, 2 or 4) on `cell`.
+/// Key of the piece with cell code `code` (a piece, see [`super::cell`]) on `cell`.
 #[inline(always)]
 pub fn piece(code: u8, cell: usize) -> u64 {
-    KEYS[(code >> 1) as usize][cell]
+    KEYS[piece_index(code)][cell]
 }

@@ -231,6 +231,6 @@ fn rules_opentafl_cannot_express_are_refused_when_writing() {
     let v = Variant::preset("brandubh");
     let mut r = v.rules.clone();
     r.king_armed = tafl_rules::ruleset::KingArmed::Hammer;
-    let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err();
+    let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err().to_string();
     assert!(e.contains("king_armed"), "{e}");
 }

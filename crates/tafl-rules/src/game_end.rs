@@ -1,0 +1,284 @@
+//! Game-end detection: whatever decides [`Position::outcome`].
+//!
+//! Kept apart from move generation and captures because it is the part of the rules with the
+//! most clauses (escape, king capture, exit fort, encirclement, repetition, no moves, ply cap)
+//! and the one most often read against a rulebook; `position` only calls [`Position::decide`]
+//! after each move and [`Position::static_outcome`] for a position given without history.
+//!
+//! Game ends are decided when a move is made, from the cheapest test up: escape and king
+//! capture look at a few cells; encirclement first searches from the king to the edge (almost
+//! always found at once) and only floods the whole board when that fails; the exit fort is
+//! tested only when the king stands on the edge. The visited sets are bitsets on the stack.
+
+use super::cell::{ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
+use super::geometry::{Direction, Square, CELLS};
+use super::position::Position;
+use super::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
+use super::types::{Move, Outcome, Reason, Side};
+use super::variant::{EDGE, ESCAPE};
+
+/// How many times a position must occur for the repetition rule to end the game.
+const REPETITIONS_TO_END: usize = 3;
+
+impl Position {
+    /// The outcome of a position given without its history: the king already escaped, the
+    /// defenders already enclosed, or no move for the side to move.
+    pub(crate) fn static_outcome(&self) -> Option<Outcome> {
+        let t = &*self.variant.tables;
+        if t.flags[self.king.index()] & ESCAPE != 0 {
+            return Some(Outcome::win(Side::Defenders, self.escape_reason()));
+        }
+        if self.variant.rules.encirclement && self.encircled() {
+            return Some(Outcome::win(Side::Attackers, Reason::Encirclement));
+        }
+        if !self.has_legal_move(self.to_move) {
+            return Some(self.no_moves_outcome(self.to_move));
+        }
+        None
+    }
+
+    fn escape_reason(&self) -> Reason {
+        match self.variant.rules.escape {
+            Escape::Corners => Reason::CornerEscape,
+            Escape::Edge => Reason::EdgeEscape,
+        }
+    }
+
+    fn no_moves_outcome(&self, stuck: Side) -> Outcome {
+        match self.variant.rules.no_moves {
+            NoMoves::Loses => Outcome::win(stuck.opponent(), Reason::NoMoves),
+            NoMoves::Draw => Outcome::draw(Reason::NoMoves),
+        }
+    }
+
+    /// Decides whether the move just made (by `mover`, piece `code`) ended the game.
+    pub(crate) fn decide(&self, mv: Move, code: u8, mover: Side) -> Option<Outcome> {
+        let t = &*self.variant.tables;
+        let rules = &self.variant.rules;
+        if mover == Side::Defenders {
+            if code == KING && t.flags[mv.to.index()] & ESCAPE != 0 {
+                return Some(Outcome::win(Side::Defenders, self.escape_reason()));
+            }
+            if rules.exit_fort && t.flags[self.king.index()] & EDGE != 0 && self.exit_fort() {
+                return Some(Outcome::win(Side::Defenders, Reason::ExitFort));
+            }
+        } else {
+            let k = self.king.index() as isize;
+            let to = mv.to.index() as isize;
+            let adjacent = Direction::ALL.iter().any(|d| k + d.offset() == to);
+            if adjacent && self.king_captured(mv.to) {
+                return Some(Outcome::win(Side::Attackers, Reason::KingCaptured));
+            }
+            if rules.encirclement && self.encircled() {
+                return Some(Outcome::win(Side::Attackers, Reason::Encirclement));
+            }
+        }
+        if rules.repetition != Repetition::None && self.count_current() >= REPETITIONS_TO_END {
+            return Some(match rules.repetition {
+                Repetition::Draw => Outcome::draw(Reason::Repetition),
+                Repetition::MoverLoses => Outcome::win(mover.opponent(), Reason::Repetition),
+                Repetition::DefendersLose => Outcome::win(Side::Attackers, Reason::Repetition),
+                Repetition::None => unreachable!(),
+            });
+        }
+        if !self.has_legal_move(self.to_move) {
+            return Some(self.no_moves_outcome(self.to_move));
+        }
+        if self.ply >= t.ply_cap {
+            return Some(Outcome::draw(Reason::PlyCap));
+        }
+        None
+    }
+
+    /// Occurrences of the current position since the last capture (the same side is to move
+    /// only every second ply, so only those entries are compared).
+    pub(crate) fn count_current(&self) -> usize {
+        let h = self.hash;
+        let start = self.rep_start as usize;
+        let mut i = self.history.len() - 1;
+        let mut n = 0;
+        loop {
+            if self.history[i] == h {
+                n += 1;
+            }
+            if i < start + 2 {
+                break;
+            }
+            i -= 2;
+        }
+        n
+    }
+
+    /// Whether the attacker that just moved to `by` (beside the king) captured the king.
+    fn king_captured(&self, by: Square) -> bool {
+        let t = &*self.variant.tables;
+        let rules = &self.variant.rules;
+        let k = self.king.index();
+        let g = self.geometry();
+        let throne_near = rules.throne.enabled && {
+            let c = g.center().index() as isize;
+            let ki = k as isize;
+            ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
+        };
+        if rules.king_strength == KingStrength::Strong || throne_near {
+            let on_edge = t.flags[k] & EDGE != 0;
+            let edge_counts = rules.king_strength == KingStrength::Strong && rules.king_on_edge == KingOnEdge::EdgeCounts;
+            if on_edge && !edge_counts {
+                return false;
+            }
+            Direction::ALL.iter().all(|d| {
+                let q = (k as isize + d.offset()) as usize;
+                match self.cells[q] {
+                    ATTACKER => true,
+                    OFF_BOARD => edge_counts,
+                    EMPTY => t.king_hostile[q],
+                    _ => false,
+                }
+            })
+        } else {
+            let off = k as isize - by.index() as isize;
+            let far = (k as isize + off) as usize;
+            match self.cells[far] {
+                ATTACKER => true,
+                OFF_BOARD => false,
+                EMPTY => t.hostile_empty[far] & DEFENDERS != 0,
+                _ => t.hostile_full[far] & DEFENDERS != 0,
+            }
+        }
+    }
+
+    /// Whether no defender and not the king can reach the edge over squares free of attackers.
+    pub fn encircled(&self) -> bool {
+        let mut seen = Visited::new();
+        // Fast path: a walk from the king that reaches the edge settles it.
+        let mut stack: Vec<usize> = Vec::with_capacity(64);
+        let t = &*self.variant.tables;
+        stack.push(self.king.index());
+        seen.insert(self.king.index());
+        while let Some(s) = stack.pop() {
+            if t.flags[s] & EDGE != 0 {
+                return false;
+            }
+            for d in Direction::ALL {
+                let q = (s as isize + d.offset()) as usize;
+                if self.cells[q] & ATTACKER_OR_BORDER == 0 && seen.insert(q) {
+                    stack.push(q);
+                }
+            }
+        }
+        // Slow path: flood from every edge square that is free of attackers.
+        let mut seen = Visited::new();
+        stack.clear();
+        for sq in self.geometry().squares() {
+            let i = sq.index();
+            if t.flags[i] & EDGE != 0 && self.cells[i] != ATTACKER {
+                seen.insert(i);
+                stack.push(i);
+            }
+        }
+        while let Some(s) = stack.pop() {
+            if self.cells[s] & DEFENDERS != 0 {
+                return false;
+            }
+            for d in Direction::ALL {
+                let q = (s as isize + d.offset()) as usize;
+                if self.cells[q] & ATTACKER_OR_BORDER == 0 && seen.insert(q) {
+                    stack.push(q);
+                }
+            }
+        }
+        true
+    }
+
+    /// Copenhagen exit fort: the king on the edge can move and stands in a region (the squares
+    /// reachable from him without crossing a defender) that holds no attacker, and no defender
+    /// walling that region can ever be captured.
+    ///
+    /// "Can never be captured" is the greatest set of defenders that protect each other: along
+    /// each axis a member is covered by the edge, another member, or a non-hostile square inside
+    /// the fort. It is found by starting from all defenders and removing uncovered ones until
+    /// nothing changes; the fort stands when every wall piece survives.
+    pub fn exit_fort(&self) -> bool {
+        let t = &*self.variant.tables;
+        let k = self.king.index();
+        if t.flags[k] & EDGE == 0 || !self.piece_moves(k, KING, |_| true) {
+            return false;
+        }
+        let mut inside = Visited::new();
+        let mut walls: Vec<usize> = Vec::with_capacity(32);
+        let mut stack = vec![k];
+        inside.insert(k);
+        while let Some(s) = stack.pop() {
+            for d in Direction::ALL {
+                let q = (s as isize + d.offset()) as usize;
+                match self.cells[q] {
+                    OFF_BOARD => {}
+                    ATTACKER => return false,
+                    DEFENDER => walls.push(q),
+                    _ => {
+                        if inside.insert(q) {
+                            stack.push(q);
+                        }
+                    }
+                }
+            }
+        }
+        let mut safe = Visited::new();
+        let mut members: Vec<usize> = Vec::with_capacity(self.counts[Side::Defenders.index()] as usize);
+        self.for_each_piece(DEFENDER, |i, _| {
+            safe.insert(i);
+            members.push(i);
+            false
+        });
+        loop {
+            let before = members.len();
+            members.retain(|&w| {
+                let covered = |q: usize| {
+                    self.cells[q] == OFF_BOARD
+                        || safe.contains(q)
+                        || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEFENDER == 0))
+                };
+                let wi = w as isize;
+                let ok = [Direction::North, Direction::East].iter().all(|d| {
+                    covered((wi + d.offset()) as usize) || covered((wi - d.offset()) as usize)
+                });
+                if !ok {
+                    safe.remove(w);
+                }
+                ok
+            });
+            if members.len() == before {
+                break;
+            }
+        }
+        walls.iter().all(|&w| safe.contains(w))
+    }
+}
+
+/// Bits in one word of [`Visited`].
+const WORD_BITS: usize = u64::BITS as usize;
+
+/// A set of cells as a bitset on the stack.
+struct Visited([u64; CELLS.div_ceil(WORD_BITS)]);
+impl Visited {
+    #[inline]
+    fn new() -> Visited {
+        Visited([0; CELLS.div_ceil(WORD_BITS)])
+    }
+    /// Inserts `i`; true when it was not there.
+    #[inline]
+    fn insert(&mut self, i: usize) -> bool {
+        let (w, b) = (i / WORD_BITS, 1u64 << (i % WORD_BITS));
+        let fresh = self.0[w] & b == 0;
+        self.0[w] |= b;
+        fresh
+    }
+    #[inline]
+    fn remove(&mut self, i: usize) {
+        self.0[i / WORD_BITS] &= !(1u64 << (i % WORD_BITS));
+    }
+    #[inline]
+    fn contains(&self, i: usize) -> bool {
+        self.0[i / WORD_BITS] & (1u64 << (i % WORD_BITS)) != 0
+    }
+}

@@ -2,7 +2,7 @@
 
 use super::rules_cmds::PositionArgs;
 use anyhow::{anyhow, bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub fn analyze(args: &PositionArgs, agent: &str, device: &str, json: bool, top: 
     if spec.search_config().is_none() {
         bail!("--agent {spec}: a random player does not analyze; use mcts, az or gumbel");
     }
-    tafl_lab::nn::set_torch_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    tafl_lab::nn::set_torch_threads(super::cores());
     let mut a = Agent::new(&spec, pos.variant(), 1)?;
     let t = Instant::now();
     let r = a.think(&pos).expect("a searching agent on an unfinished position");
@@ -113,13 +113,7 @@ pub fn run_match(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     }
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
-    let bar = if m.quiet { ProgressBar::hidden() } else { ProgressBar::new(m.games as u64) };
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} games {elapsed_precise} (eta {eta}) {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(format!("{} vs {}", a, b));
+    let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), m.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     let cfg = MatchConfig { games: m.games, seed: m.seed, opening_plies: m.opening_plies };
     let t = Instant::now();

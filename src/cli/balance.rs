@@ -1,7 +1,7 @@
 //! `tafl-lab balance` and `tafl-lab report`.
 
 use anyhow::{anyhow, bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,8 +64,7 @@ pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     }
     tafl_lab::nn::set_torch_threads(1);
     let total = (jobs.len() * a.games) as u64;
-    let bar = if a.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
-    bar.set_style(ProgressStyle::with_template("balance [{bar:30}] {pos}/{len} games {elapsed_precise} (eta {eta})").expect("valid").progress_chars("=> "));
+    let bar = super::progress_bar(total, "balance (games)", a.quiet);
     let rows: Vec<BalanceRow> = balance::measure(&jobs, a.games, a.seed, a.opening_plies, &|_| bar.inc(1))?;
     bar.finish_and_clear();
     let files = balance::write_outputs(&a.out, &rows, command)?;

@@ -46,9 +46,8 @@ pub enum BenchWhat {
         /// Simulations per move in the self-play measurement.
         #[arg(long, default_value_t = 32)]
         sims: u32,
-        /// Device: auto, cpu, cuda or cuda:N.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: super::DeviceArgs,
         /// Variants to measure (comma-separated).
         #[arg(long, default_value = "brandubh,copenhagen")]
         variants: String,
@@ -77,7 +76,7 @@ pub fn run(what: BenchWhat, out: &mut impl Write) -> Result<()> {
     match what {
         BenchWhat::Rules { json, depth, seconds } => rules(json, depth, seconds, out),
         BenchWhat::Search { json, seconds, batch, sims, device, variants } => {
-            search(json, seconds, batch.max(1), sims.max(1), &device, &variants, out)
+            search(json, seconds, batch.max(1), sims.max(1), &device.device, &variants, out)
         }
     }
 }
@@ -210,7 +209,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
 
 fn search(json: bool, seconds: f64, batch: usize, sims: u32, device: &str, variants: &str, out: &mut impl Write) -> Result<()> {
     let device = tafl_lab::nn::parse_device(device)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = super::cores();
     tafl_lab::nn::set_torch_threads(threads);
     let mut figures = Vec::new();
     for name in variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {

@@ -11,6 +11,36 @@ mod train;
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 pub use rules_cmds::PositionArgs;
+
+/// `--device`, shared by every command that runs a network.
+#[derive(clap::Args, Clone)]
+pub struct DeviceArgs {
+    /// Device for networks: auto (cuda if present), cpu, cuda or cuda:N. An agent spec's own
+    /// `device=` wins over this.
+    #[arg(long, default_value = "auto")]
+    pub device: String,
+}
+
+/// The cores this process may use (the one place that asks).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A progress bar in the one style every command uses: `prefix [====>   ] pos/len elapsed
+/// (eta) message`; hidden when `quiet`.
+pub fn progress_bar(len: u64, prefix: impl Into<String>, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:<28} [{bar:30}] {pos}/{len} {elapsed_precise} (eta {eta}) {msg}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix.into());
+    bar
+}
 use std::io::{BufWriter, Write};
 use tafl_lab::rules::Side;
 
@@ -51,9 +81,8 @@ enum Command {
         /// Print one JSON object (best_move, value, proof, pv, moves, ...).
         #[arg(long)]
         json: bool,
-        /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// How many root moves to list.
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -81,9 +110,8 @@ enum Command {
         /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
         #[arg(long)]
         json: bool,
-        /// Device for network agents: auto, cpu, cuda or cuda:N (a spec's device= wins).
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Stop early once a sequential probability ratio test decides between
         /// "A is ELO0 stronger" and "A is ELO1 stronger" (alpha = beta = 0.05), e.g. 0,30.
         #[arg(long)]
@@ -162,9 +190,8 @@ enum Command {
         /// Random opening plies before the agent plays (variety for deterministic agents).
         #[arg(long, default_value_t = 0)]
         opening_plies: u32,
-        /// Device for network agents.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: DeviceArgs,
         /// Compare two balance.json files instead: is the defenders' rate different?
         #[arg(long, num_args = 2, value_names = ["A", "B"])]
         compare: Option<Vec<std::path::PathBuf>>,
@@ -210,8 +237,8 @@ enum Command {
         /// Milliseconds per move.
         #[arg(long)]
         movetime: Option<u64>,
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: DeviceArgs,
     },
     /// Play a game against the AI in the terminal.
     Play {
@@ -227,8 +254,8 @@ enum Command {
         /// The AI's simulations per move.
         #[arg(long, default_value_t = 400)]
         sims: u32,
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: DeviceArgs,
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
@@ -263,9 +290,9 @@ pub fn run() -> Result<()> {
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
         Command::Rules(cmd) => rules_cmds::run(cmd, &mut out)?,
-        Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device, json, top, &mut out)?,
+        Command::Analyze { pos, agent, json, device, top } => arena::analyze(&pos, &agent, &device.device, json, top, &mut out)?,
         Command::Match { variant, a, b, games, seed, opening_plies, json, device, sprt, record, quiet } => {
-            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device, record, sprt, json, quiet };
+            let m = arena::MatchArgs { variant, a, b, games, seed, opening_plies, device: device.device, record, sprt, json, quiet };
             arena::run_match(&m, &mut out)?
         }
         Command::Train { config, run_dir, resume, generations, minutes, quiet } => {
@@ -282,7 +309,7 @@ pub fn run() -> Result<()> {
                 Some(files) => balance::compare(&files[0], &files[1], json, &mut out)?,
                 None => {
                     let command = std::env::args().collect::<Vec<_>>().join(" ");
-                    let args = balance::BalanceArgs { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device, quiet };
+                    let args = balance::BalanceArgs { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device: device.device, quiet };
                     balance::run(&args, &command, &mut out)?
                 }
             }
@@ -291,10 +318,10 @@ pub fn run() -> Result<()> {
         Command::Export { model, out: dir } => outside::run_export(&model, &dir, &mut out)?,
         Command::Engine { protocol, model, variant, sims, movetime, device } => {
             out.flush()?;
-            outside::run_engine(&protocol, model.as_deref(), variant.as_deref(), sims, movetime, &device)?
+            outside::run_engine(&protocol, model.as_deref(), variant.as_deref(), sims, movetime, &device.device)?
         }
         Command::Play { variant, model, side, sims, device, seed } => {
-            let args = outside::PlayArgs { variant, model, side, sims, device, seed };
+            let args = outside::PlayArgs { variant, model, side, sims, device: device.device, seed };
             let stdin = std::io::stdin();
             outside::run_play(&args, stdin.lock(), &mut out)?
         }
@@ -319,6 +346,6 @@ fn doctor(out: &mut impl Write) -> Result<()> {
     let t = tch::Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
     let s: f64 = t.sum(tch::Kind::Float).double_value(&[]);
     writeln!(out, "torch self-check: sum([1,2,3]) = {s}")?;
-    writeln!(out, "cpu threads: {}", std::thread::available_parallelism().map_or(1, |n| n.get()))?;
+    writeln!(out, "cpu threads: {}", cores())?;
     Ok(())
 }

@@ -52,7 +52,7 @@ pub fn run_engine(protocol: &str, model: Option<&Path>, variant: Option<&str>, s
     if protocol != "opentafl" {
         bail!("--protocol {protocol:?}: only opentafl is spoken");
     }
-    tafl_lab::nn::set_torch_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    tafl_lab::nn::set_torch_threads(super::cores());
     let (agent, variant) = agent_for(model, variant, sims, device)?;
     let time = match movetime {
         Some(ms) => TimeControl::MoveTime(Duration::from_millis(ms.max(1))),
@@ -65,38 +65,6 @@ pub fn run_engine(protocol: &str, model: Option<&Path>, variant: Option<&str>, s
     Ok(())
 }
 
-/// A board with coordinates; the last move's start is `*` (if empty) and its piece is upper-case.
-fn board(pos: &Position, last: Option<Move>) -> String {
-    let g = pos.geometry();
-    let n = g.size();
-    let files: String = (0..n).map(|f| format!(" {}", (b'a' + f) as char)).collect();
-    let mut s = format!("    {files}\n");
-    for r in (0..n).rev() {
-        s.push_str(&format!("{:>3} ", r + 1));
-        for f in 0..n {
-            let sq = tafl_lab::rules::Square::new(f, r);
-            let v = pos.variant();
-            let mut c = match pos.piece_at(sq) {
-                Some(p) => p.layout_char(),
-                None if v.is_throne(sq) || v.is_corner(sq) || v.is_camp(sq) => '+',
-                None => '.',
-            };
-            if let Some(m) = last {
-                if m.to == sq {
-                    c = c.to_ascii_uppercase();
-                } else if m.from == sq && pos.piece_at(sq).is_none() {
-                    c = '*';
-                }
-            }
-            s.push(' ');
-            s.push(c);
-        }
-        s.push_str(&format!(" {}\n", r + 1));
-    }
-    s.push_str(&format!("    {files}\n"));
-    s
-}
-
 pub struct PlayArgs {
     pub variant: Option<String>,
     pub model: Option<PathBuf>,
@@ -107,7 +75,7 @@ pub struct PlayArgs {
 }
 
 pub fn run_play(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()> {
-    tafl_lab::nn::set_torch_threads(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    tafl_lab::nn::set_torch_threads(super::cores());
     let (spec, variant) = agent_for(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device)?;
     let mut ai = Agent::new(&spec, &variant, a.seed)?;
     let mut helper = Agent::new(&spec, &variant, a.seed ^ 1)?;
@@ -120,7 +88,7 @@ pub fn run_play(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Resu
     let mut lines = input.lines();
     loop {
         if let Some(o) = pos.outcome() {
-            writeln!(out, "{}", board(&pos, last))?;
+            writeln!(out, "{}", pos.board(last))?;
             let verdict = match o.winner {
                 Some(w) if w == a.side => "you win",
                 Some(_) => "the AI wins",
@@ -136,7 +104,7 @@ pub fn run_play(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Resu
             writeln!(out, "AI plays {mv}")?;
             continue;
         }
-        writeln!(out, "{}", board(&pos, last))?;
+        writeln!(out, "{}", pos.board(last))?;
         write!(out, "your move ({}): ", a.side.name())?;
         out.flush()?;
         let Some(line) = lines.next() else {

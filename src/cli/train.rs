@@ -2,7 +2,7 @@
 //! (or plain lines with --quiet).
 
 use anyhow::{anyhow, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use tafl_lab::train::{self, Overrides, Reporter, RunConfig, DEFAULT_CONFIG};
@@ -24,13 +24,7 @@ impl Reporter for BarReporter {
         if self.quiet {
             return;
         }
-        let bar = ProgressBar::new(total);
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:<28} [{bar:30}] {pos}/{len} {elapsed_precise} (eta {eta}) {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(phase.to_string());
+        let bar = super::progress_bar(total, phase, false);
         *self.bar.lock().expect("not poisoned") = Some(bar);
     }
     fn advance(&self, n: u64, message: &str) {
@@ -55,7 +49,7 @@ impl Reporter for BarReporter {
 }
 
 fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    super::cores()
 }
 
 pub fn train(config: Option<&Path>, run_dir: Option<PathBuf>, resume: bool, overrides: Overrides, quiet: bool) -> Result<()> {

@@ -477,24 +477,46 @@ impl Position {
     }
 }
 
-impl fmt::Display for Position {
-    /// An ASCII board, top rank first, with coordinates: `a` attacker, `d` defender, `k` king,
-    /// `+` an empty throne, corner or camp.
+/// A position's board as text, with the last move marked; see [`Position::board`].
+pub struct BoardText<'a> {
+    pos: &'a Position,
+    last: Option<Move>,
+}
+
+impl Position {
+    /// The board as text, top rank first, with coordinates: `a` attacker, `d` defender, `k`
+    /// king, `+` an empty throne, corner or camp, `.` an empty square. With `last`, the piece
+    /// that moved is in upper case and the square it left, if still empty, is `*`. This is the
+    /// one board renderer: `Display` for `Position` is this (unmarked) plus a status line.
+    pub fn board(&self, last: Option<Move>) -> BoardText<'_> {
+        BoardText { pos: self, last }
+    }
+}
+
+impl fmt::Display for BoardText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let g = self.geometry();
+        let pos = self.pos;
+        let g = pos.geometry();
         let n = g.size();
-        let t = &*self.variant.tables;
+        let t = &*pos.variant.tables;
         let files: String = (0..n).map(|i| format!(" {}", (b'a' + i) as char)).collect();
         writeln!(f, "   {files}")?;
         for r in (0..n).rev() {
             write!(f, "{:>3} ", r + 1)?;
             for file in 0..n {
                 let sq = Square::new(file, r);
-                let c = match self.piece_at(sq) {
+                let mut c = match pos.piece_at(sq) {
                     Some(p) => p.layout_char(),
                     None if t.flags[sq.index()] & RESTRICTED != 0 => '+',
                     None => '.',
                 };
+                if let Some(m) = self.last {
+                    if m.to == sq {
+                        c = c.to_ascii_uppercase();
+                    } else if m.from == sq && pos.piece_at(sq).is_none() {
+                        c = '*';
+                    }
+                }
                 write!(f, "{c}")?;
                 if file + 1 < n {
                     write!(f, " ")?;
@@ -502,7 +524,14 @@ impl fmt::Display for Position {
             }
             writeln!(f, " {}", r + 1)?;
         }
-        writeln!(f, "   {files}")?;
+        write!(f, "   {files}")
+    }
+}
+
+impl fmt::Display for Position {
+    /// The board ([`Position::board`]) and a status line: the outcome, or who is to move.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.board(None))?;
         match self.outcome {
             Some(o) => write!(f, "{}: {o}", self.variant.name),
             None => write!(f, "{}: {} to move (ply {})", self.variant.name, self.to_move, self.ply),

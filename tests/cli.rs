@@ -2,21 +2,8 @@
 
 mod common;
 
-use common::cli::{bin, fails_with, run, scratch};
-use std::io::Write;
-use std::process::{Output, Stdio};
-
-fn run_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
+use common::cli::{fails_with, run, run_stdin, scratch};
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

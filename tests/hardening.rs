@@ -3,10 +3,8 @@
 
 mod common;
 
-use common::cli::{bin, fails_with, ok, run, scratch};
-use std::io::Write;
+use common::cli::{fails_with, ok, run, run_stdin, scratch};
 use std::path::Path;
-use std::process::Stdio;
 use tafl_lab::arena::{AgentKind, AgentSpec};
 
 /// The shipped brandubh model directory.
@@ -47,15 +45,7 @@ fn a_shipped_model_directory_works_wherever_a_model_is_named() {
     // The export folder itself names a model too (its weights.safetensors).
     ok(&run(&["analyze", "--agent", &format!("az:model={},sims=4", out.display()), "--device", "cpu"]));
     let _ = std::fs::remove_dir_all(&out);
-    let mut child = bin()
-        .args(["engine", "--model", SHIPPED, "--sims", "4"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"hello\nplay attackers\ngoodbye\n").unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = run_stdin(&["engine", "--model", SHIPPED, "--sims", "4"], "hello\nplay attackers\ngoodbye\n");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.lines().any(|l| l.starts_with("move ")), "{text}");
     // A directory with no model in it says what it looked for.
@@ -96,15 +86,7 @@ fn model_and_run_paths_with_commas_work() {
     std::fs::copy(Path::new(SHIPPED).join("model.safetensors"), &model).unwrap();
     let quoted = format!("az:model=\"{}\",sims=4", model.display());
     ok(&run(&["analyze", "--agent", &quoted, "--device", "cpu"]));
-    let mut child = bin()
-        .args(["engine", "--model", d.to_str().unwrap(), "--sims", "4"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"play attackers\ngoodbye\n").unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = run_stdin(&["engine", "--model", d.to_str().unwrap(), "--sims", "4"], "play attackers\ngoodbye\n");
     assert!(String::from_utf8_lossy(&o.stdout).lines().any(|l| l.starts_with("move ")), "{}", String::from_utf8_lossy(&o.stderr));
     let run_dir = d.join("run,1");
     ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--quiet"]));

@@ -8,7 +8,7 @@ mod outside;
 pub mod rules_cmds;
 mod train;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 pub use rules_cmds::PositionArgs;
 
@@ -298,12 +298,7 @@ pub fn run() -> Result<()> {
         Command::Train { config, run_dir, resume, generations, minutes, quiet } => {
             train::train(config.as_deref(), run_dir, resume, tafl_lab::train::Overrides { generations, minutes }, quiet)?
         }
-        Command::Selfplay { run_dir, games, minutes, name, quiet } => {
-            if !(minutes.is_finite() && minutes >= 0.0) {
-                bail!("--minutes {minutes}: expected a number of minutes, 0 or more (0 = no limit)");
-            }
-            train::selfplay(&run_dir, games, minutes, &name, quiet)?
-        }
+        Command::Selfplay { run_dir, games, minutes, name, quiet } => train::selfplay(&run_dir, games, minutes, &name, quiet)?,
         Command::Balance { variants, agent, games, out: dir, seed, sims, sets, opening_plies, device, compare, json, quiet } => {
             match compare {
                 Some(files) => balance::compare(&files[0], &files[1], json, &mut out)?,

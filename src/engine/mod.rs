@@ -186,14 +186,10 @@ impl Engine {
         if let TimeControl::MoveTime(t) = self.cfg.time {
             return Some(t);
         }
+        // `clock` admits only finite numbers >= 0, so `secs` is never NaN or negative.
         let (main, overtime, periods) = self.clock?;
-        if main < 0.0 {
-            return None;
-        }
         let secs = main / 20.0 + if periods > 0 { overtime * 0.8 } else { 0.0 };
-        // `clock` admits only finite numbers >= 0; a NaN here would panic in `from_secs_f64`.
-        let secs = if secs.is_nan() { 0.05 } else { secs.clamp(0.05, 60.0) };
-        Some(Duration::from_secs_f64(secs))
+        Some(Duration::from_secs_f64(secs.clamp(0.05, 60.0)))
     }
 
     fn play(&mut self, text: &str) -> Vec<String> {

@@ -712,6 +712,9 @@ fn collect_worker_games(
 /// `minutes` (0 = no limit). Its `k`-th game with model `g` is seeded from the run seed, the
 /// writer name (which holds the process id), `g` and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
+    if !(minutes.is_finite() && minutes >= 0.0) {
+        return Err(TrainError::Run(format!("--minutes {minutes}: expected a number of minutes, 0 or more (0 = no limit)")));
+    }
     let writer = format!("{name}-{}", std::process::id());
     shard::check_writer(&writer).map_err(|e| TrainError::Run(format!("--name {name:?}: {e}")))?;
     let rd = RunDir::new(dir);

@@ -1,7 +1,8 @@
 //! Running the binary from integration tests: output, one-line errors, scratch directories.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 /// The tafl-lab binary built for these tests.
 pub fn bin() -> Command {
@@ -11,6 +12,13 @@ pub fn bin() -> Command {
 /// Runs the binary to completion.
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("binary runs")
+}
+
+/// Runs the binary with `input` on standard input, to completion.
+pub fn run_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("binary runs");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// A successful command's standard output.

@@ -136,7 +136,7 @@ fn a_whole_game_through_the_protocol() {
     let mut plies = 0;
     while pos.outcome().is_none() {
         let (mover, other, name) = if pos.to_move() == Side::Attackers { (&mut att, &mut def, "attackers") } else { (&mut def, &mut att, "defenders") };
-        mover.send("clock 2 2 0 0 0");
+        mover.send("clock 2000 2000 0 0 0");
         let reply = mover.ask(&format!("play {name}"));
         let mv = reply.strip_prefix("move ").unwrap_or_else(|| panic!("expected a move, got {reply:?}"));
         let m = parse_move(mv, v.geometry).unwrap().mv;
@@ -165,16 +165,23 @@ fn illegal_moves_bad_rules_and_malformed_lines_get_error_replies() {
     let d = dir("engine-errors");
     let model = tiny_model(&d, "brandubh");
     let mut e = Eng::start(&["--model", model.to_str().unwrap(), "--sims", "8", "--device", "cpu"]);
-    assert!(e.ask("opponent-move a1-a2").starts_with("error 3 "), "an illegal move is refused");
-    assert!(e.ask("opponent-move d4-d9").starts_with("error "), "an off-board move");
+    // OTEP gives an engine two error codes: 0 (non-critical) and -1 (critical).
+    assert!(e.ask("opponent-move a1-a2").starts_with("error 0 "), "an illegal move is refused");
+    assert!(e.ask("opponent-move d4-d9").starts_with("error 0 "), "an off-board move");
+    for bad in ["frobnicate", "play sideways", "clock ten twenty", "analyze", "analyze 3 x", "side up", "position ///"] {
+        let r = e.ask(bad);
+        assert!(r.starts_with("error 0 "), "{bad:?} -> {r}");
+    }
     let cph = rules_string(&Variant::preset("copenhagen")).unwrap();
     let r = e.ask(&format!("rules {cph}"));
     assert!(r.starts_with("error 0 ") && r.contains("brandubh"), "rules of another variant: {r}");
+    // No move on the board of the last game: a critical error, which ends the game in OpenTafl.
+    let r = e.ask("play attackers");
+    assert!(r.starts_with("error -1 ") && r.contains("rules not supported"), "{r}");
     assert!(e.ask("rules dim:8 nonsense").starts_with("error 0 "));
-    for bad in ["frobnicate", "play sideways", "clock ten twenty", "analyze", "analyze 3 x", "side up", "position ///"] {
-        let r = e.ask(bad);
-        assert!(r.starts_with("error 100 "), "{bad:?} -> {r}");
-    }
+    // The model's own rules again: play resumes from their start.
+    let own = rules_string(&Variant::preset("brandubh")).unwrap();
+    e.send(&format!("rules {own}"));
     let r = e.ask("analyze 3 0.2");
     assert!(r.starts_with("analysis "), "{r}");
     let n: usize = r.split_whitespace().nth(1).unwrap().parse().unwrap();

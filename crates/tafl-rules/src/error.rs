@@ -8,7 +8,6 @@
 //! played) and [`InexpressibleRules`] (rules OpenTafl notation cannot write).
 
 use super::geometry::Square;
-use super::ruleset::KingArmed;
 use super::types::{Move, Piece};
 use std::fmt;
 
@@ -111,24 +110,28 @@ pub type VariantError = ParseError;
 /// ([`crate::notation::rules_string`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InexpressibleRules {
-    /// A king armed only as hammer or only as anvil.
-    KingArmed(KingArmed),
     /// Corners hostile only while empty.
     CornersHostileWhenEmpty,
     /// Camps hostile even while occupied.
     CampsHostileWhenOccupied,
+    /// A king strong on or beside the throne (`strong` or `weak`) where the empty throne is
+    /// never hostile to defenders: tafl-lab counts the throne against the king there, OpenTafl
+    /// counts it only when it is hostile to defenders.
+    ThroneNeverHostileToKing,
 }
 
 impl fmt::Display for InexpressibleRules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InexpressibleRules::KingArmed(k) => write!(f, "king_armed = {k:?} has no OpenTafl notation"),
             InexpressibleRules::CornersHostileWhenEmpty => {
                 f.write_str("corners hostile only when empty have no OpenTafl notation")
             }
             InexpressibleRules::CampsHostileWhenOccupied => {
                 f.write_str("camps hostile while occupied have no OpenTafl notation")
             }
+            InexpressibleRules::ThroneNeverHostileToKing => f.write_str(
+                "a king strong beside a throne never hostile to defenders has no OpenTafl notation (OpenTafl would not count the throne against him)",
+            ),
         }
     }
 }

@@ -77,6 +77,7 @@ impl Position {
             return Some(match rules.repetition {
                 Repetition::Draw => Outcome::draw(Reason::Repetition),
                 Repetition::MoverLoses => Outcome::win(mover.opponent(), Reason::Repetition),
+                Repetition::MoverWins => Outcome::win(mover, Reason::Repetition),
                 Repetition::DefendersLose => Outcome::win(Side::Attackers, Reason::Repetition),
                 Repetition::None => unreachable!(),
             });
@@ -115,12 +116,17 @@ impl Position {
         let rules = &self.variant.rules;
         let k = self.king.index();
         let g = self.geometry();
-        let throne_near = rules.throne.enabled && {
-            let c = g.center().index() as isize;
-            let ki = k as isize;
-            ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
+        // Whether the king needs captors on every side here (strong), or two like any piece.
+        let strong_here = match rules.king_strength {
+            KingStrength::Strong => true,
+            KingStrength::WeakEverywhere => false,
+            KingStrength::Weak => rules.throne.enabled && {
+                let c = g.center().index() as isize;
+                let ki = k as isize;
+                ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
+            },
         };
-        if rules.king_strength == KingStrength::Strong || throne_near {
+        if strong_here {
             let on_edge = t.flags[k] & EDGE != 0;
             let edge_counts = rules.king_strength == KingStrength::Strong && rules.king_on_edge == KingOnEdge::EdgeCounts;
             if on_edge && !edge_counts {

@@ -5,15 +5,37 @@
 //! them. Move records are `from-to`, optionally with a capture list (`xc3/e3`) and the info
 //! symbols `+ - ++ --`, which are accepted and ignored.
 //!
-//! OpenTafl rules strings (`dim:11 atkf:n sw:s efe:y start:/...`) load as variants. OpenTafl
-//! cannot say everything a `RuleSet` says, so tafl-lab reads four extension keys: `tfr:dl`
-//! (defenders lose on repetition), `ke:y` (the edge counts against a strong king), `nm:d`
-//! (no legal move is a draw), `kspd:N` / `spd:N` (speed limits of the king / other pieces), `cap:N` (the ply cap).
+//! OpenTafl rules strings (`dim:11 atkf:n sw:s efe:y start:/...`) load as variants, read the
+//! way OpenTafl 0.4.8 (the program tafl-lab plays in) reads them, so that both sides of a game
+//! agree on every capture and every result:
+//!
+//! - `ks:` king strength: `s` (or `y`) strong, `c` strong on and beside the throne and weak
+//!   elsewhere (tafl-lab's `weak`), `m` strong but captured against the edge (`strong` with
+//!   `king_on_edge = edge_counts`), `w` (or `n`) weak everywhere, the throne included.
+//! - `tfr:` threefold repetition. Here program and spec disagree: the spec says `w` makes the
+//!   player who moves into the repeated position win and `l` makes him lose, but OpenTafl
+//!   0.4.8 judges the repetition after the turn has passed, so its `w` makes the mover *lose*
+//!   and its `l` makes the mover *win*. tafl-lab follows the program: OpenTafl is the host that
+//!   adjudicates the games, and an engine that read the spec would steer into repetitions it
+//!   believes it wins and OpenTafl scores as losses. So `w` is `mover_loses`, `l` is
+//!   `mover_wins`, and a tafl-lab string says `tfr:w` where it means the mover loses.
+//! - `ka:` `y`, `n`, `h` (hammer only), `a` (anvil only).
+//! - `spd:` OpenTafl's speed limits: `-1` none, one number for every piece, or one number per
+//!   piece type (8, 10 or 12 of them, in `tcnk[m[g]]TCNK[M[G]]` order), of which tafl-lab
+//!   needs `t` = `T` (its one limit for men) and `K`. The two-number form (`spd:3,4`) is
+//!   refused: OpenTafl 0.4.8 silently ignores it, against its spec.
+//!
+//! OpenTafl cannot say everything a `RuleSet` says, so tafl-lab reads extension keys, which
+//! OpenTafl ignores: `tfr:dl` (defenders lose on repetition), `ke:y`/`ke:n` (whether the edge
+//! counts against a strong king; after `ks:`), `nm:d` (no legal move is a draw), `kspd:N` (the
+//! king's speed limit; after `spd:`), `cap:N` (the ply cap). A string that OpenTafl would play
+//! by rules tafl-lab cannot follow (berserk pieces, jumps, Linnaean capture, weak shieldwalls,
+//! a strong king beside a throne that is not hostile to defenders...) is refused, naming the key.
 
 use super::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
 use super::geometry::{Geometry, Square};
 use super::position::Position;
-use super::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, When, Who};
+use super::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, Speed, When, Who};
 use super::setup::Setup;
 use super::types::{Move, Piece, Side};
 use super::variant::Variant;
@@ -200,6 +222,42 @@ fn yes_no(v: &str, key: &str) -> Result<bool, String> {
     }
 }
 
+/// OpenTafl's index of a piece type in its speed and hostility lists (`tcnkmgTCNKMG`).
+const SPEED_ORDER: [char; 12] = ['t', 'c', 'n', 'k', 'm', 'g', 'T', 'C', 'N', 'K', 'M', 'G'];
+
+/// Reads OpenTafl's `spd:` value: `-1` (no limit), one limit for every piece, or one per piece
+/// type (12 in `tcnkmgTCNKMG` order; OpenTafl also reads 10 without guards and 8 without
+/// mercenaries). tafl-lab has one limit for attackers and defenders alike and one for the king.
+fn speeds_of(v: &str) -> Result<Speed, String> {
+    let bad = |m: &str| format!("spd:{v} ({m})");
+    let nums: Vec<i64> = v
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.trim().parse::<i64>().map_err(|_| bad("expected numbers separated by commas")))
+        .collect::<Result<_, _>>()?;
+    // OpenTafl's -1 is no limit, tafl-lab's 0.
+    let limit = |n: i64| -> Result<u8, String> {
+        match n {
+            -1 => Ok(0),
+            1..=255 => Ok(n as u8),
+            _ => Err(bad("a limit is -1 for none, or 1 or more squares")),
+        }
+    };
+    let order: &[char] = match nums.len() {
+        1 => return limit(nums[0]).map(|n| Speed { king: n, others: n }),
+        12 => &SPEED_ORDER,
+        10 => &['t', 'c', 'n', 'k', 'm', 'T', 'C', 'N', 'K', 'M'],
+        8 => &['t', 'c', 'n', 'k', 'T', 'C', 'N', 'K'],
+        2 => return Err(bad("a limit per side is ignored by OpenTafl 0.4.8, against its spec; give one or one per piece type")),
+        _ => return Err(bad("expected 1 number, or 8, 10 or 12 (one per piece type)")),
+    };
+    let of = |c: char| nums[order.iter().position(|&o| o == c).expect("every order lists t, T and K")];
+    if of('t') != of('T') {
+        return Err(bad("tafl-lab has one speed limit for attackers and defenders"));
+    }
+    Ok(Speed { king: limit(of('K'))?, others: limit(of('t'))? })
+}
+
 /// Parses an OpenTafl rules string into a variant.
 ///
 /// # Errors
@@ -217,8 +275,16 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
         map.push((k, v));
     }
     let get = |k: &str| map.iter().rev().find(|(key, _)| *key == k).map(|(_, v)| *v);
-    let start = get("start").ok_or("missing start:")?;
-    let (size, pieces) = parse_position_string(start).map_err(|e| format!("start: {e}"))?;
+    let (size, pieces) = match (get("start"), get("starti")) {
+        (Some(start), _) => parse_position_string(start).map_err(|e| format!("start: {e}"))?,
+        (None, Some(inverted)) => {
+            // The rows top rank first, as people read a board: reverse them.
+            let rows: Vec<&str> = inverted.trim().trim_matches('/').split('/').collect();
+            let upright = format!("/{}/", rows.into_iter().rev().collect::<Vec<_>>().join("/"));
+            parse_position_string(&upright).map_err(|e| format!("starti: {e}"))?
+        }
+        (None, None) => return Err("missing start:".into()),
+    };
     if let Some(d) = get("dim") {
         if d.parse::<u8>().ok() != Some(size) {
             return Err(format!("dim:{d} does not match the {size}-row start position"));
@@ -233,9 +299,12 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
     let (mut corh, mut cors) = ("tcnkTCNK", "K");
     let mut aforh = "TCNK";
     let mut name = String::from("opentafl");
+    // The extension keys refine `ks:` and `spd:` whatever their order in the string.
+    let mut king_on_edge = None;
+    let mut king_speed = None;
     for &(k, v) in &map {
         match k {
-            "dim" | "start" => {}
+            "dim" | "start" | "starti" => {}
             "name" => name = v.to_string(),
             "esc" => {
                 r.escape = match v {
@@ -247,17 +316,35 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
             "surf" => r.encirclement = yes_no(v, k)?,
             "atkf" => r.first = if yes_no(v, k)? { Side::Attackers } else { Side::Defenders },
             "tfr" => {
+                // As OpenTafl 0.4.8 plays them, not as its spec words them (see the module docs).
                 r.repetition = match v {
                     "i" => Repetition::None,
                     "d" => Repetition::Draw,
-                    "l" => Repetition::MoverLoses,
+                    "w" => Repetition::MoverLoses,
+                    "l" => Repetition::MoverWins,
                     "dl" => Repetition::DefendersLose,
-                    _ => return Err(format!("tfr:{v} (supported: i, d, l, and the extension dl)")),
+                    _ => return Err(format!("tfr:{v} (supported: i, d, w, l, and the extension dl)")),
                 }
             }
-            "ka" => r.king_armed = if yes_no(v, k)? { KingArmed::Yes } else { KingArmed::No },
-            "ks" => r.king_strength = if yes_no(v, k)? { KingStrength::Strong } else { KingStrength::Weak },
-            "ke" => r.king_on_edge = if yes_no(v, k)? { KingOnEdge::EdgeCounts } else { KingOnEdge::Safe },
+            "ka" => {
+                r.king_armed = match v {
+                    "y" => KingArmed::Yes,
+                    "n" => KingArmed::No,
+                    "h" => KingArmed::Hammer,
+                    "a" => KingArmed::Anvil,
+                    _ => return Err(format!("ka:{v} (expected y, n, h or a)")),
+                }
+            }
+            "ks" => {
+                (r.king_strength, r.king_on_edge) = match v {
+                    "s" | "y" => (KingStrength::Strong, KingOnEdge::Safe),
+                    "m" => (KingStrength::Strong, KingOnEdge::EdgeCounts),
+                    "c" => (KingStrength::Weak, KingOnEdge::Safe),
+                    "w" | "n" => (KingStrength::WeakEverywhere, KingOnEdge::Safe),
+                    _ => return Err(format!("ks:{v} (expected s, c, m or w; y and n are s and w)")),
+                }
+            }
+            "ke" => king_on_edge = Some(if yes_no(v, k)? { KingOnEdge::EdgeCounts } else { KingOnEdge::Safe }),
             "nm" => {
                 r.no_moves = match v {
                     "l" => NoMoves::Loses,
@@ -266,10 +353,13 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
                 }
             }
             "cap" => r.ply_cap = v.parse().map_err(|_| format!("cap:{v} is not a number"))?,
-            "kspd" => r.speed.king = v.parse().map_err(|_| format!("kspd:{v} is not a number"))?,
-            "spd" => r.speed.others = v.parse().map_err(|_| format!("spd:{v} is not a number"))?,
+            "kspd" => king_speed = Some(v.parse().map_err(|_| format!("kspd:{v} is not a number"))?),
+            "spd" => r.speed = speeds_of(v)?,
             "kj" if v == "n" => {}
-            "nj" | "cj" => {}
+            // Jumps of knights, commanders, mercenaries and guards: tafl-lab has none of them.
+            "nj" | "cj" | "mj" | "gj" => {}
+            "linc" if v == "n" => {}
+            "linc" => return Err(format!("linc:{v} (Linnaean capture is not supported)")),
             "ber" if v == "n" => {}
             "kj" | "ber" => return Err(format!("{k}:{v} (jumps and berserk moves are not supported)")),
             "sw" => {
@@ -327,11 +417,33 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
             "aforh" => aforh = v,
             "aforp" | "afors" => {}
             "dfor" if v.is_empty() => {}
+            // Defender forts are refused above when there are any; their settings then say nothing.
+            "dforh" | "dforp" | "dfors" | "dforre" => {}
+            // Who may enter a special square from outside: tafl-lab lets every piece that may
+            // stop there enter it, which is OpenTafl's default (every piece type listed).
+            "cenre" | "corre" | "aforre" => {
+                if !(v.contains('t') && v.contains('T') && v.contains('K')) {
+                    return Err(format!("{k}:{v} (tafl-lab supports only re-entry by every piece)"));
+                }
+            }
             _ => return Err(format!("unsupported rules key `{k}:{v}`")),
         }
     }
+    if let Some(e) = king_on_edge {
+        r.king_on_edge = e;
+    }
+    if let Some(s) = king_speed {
+        r.speed.king = s;
+    }
     r.throne.hostile_to_attackers = hostile_of(cenh, cenhe, false);
     r.throne.hostile_to_defenders = hostile_of(cenh, cenhe, true);
+    if r.throne.enabled && r.king_strength != KingStrength::WeakEverywhere && r.throne.hostile_to_defenders == When::Never {
+        // tafl-lab counts the empty throne against a king beside it; OpenTafl counts it only
+        // when the empty throne is hostile to defenders, so the two would disagree.
+        return Err(format!(
+            "cenhe:{cenhe} with a king strong beside the throne (ks:s, c or m): tafl-lab counts the empty throne against him, OpenTafl does not"
+        ));
+    }
     r.throne.pass = who_of(cenp, "cenp")?;
     r.throne.stop = who_of(cens, "cens")?;
     let ch = |upper| if corh.contains(if upper { 'T' } else { 't' }) { When::Always } else { When::Never };
@@ -366,8 +478,9 @@ fn yn(b: bool) -> &'static str {
 /// has none), such that [`parse_rules_string`] reads back the same rules and layout.
 ///
 /// # Errors
-/// Rules OpenTafl notation cannot express ([`InexpressibleRules`]): a king armed only as hammer
-/// or only as anvil, corners hostile only when empty, camps hostile even when occupied.
+/// Rules OpenTafl notation cannot express ([`InexpressibleRules`]): corners hostile only when
+/// empty, camps hostile even when occupied, a king strong beside a throne that is never hostile
+/// to defenders (OpenTafl would not count the throne against him).
 pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     let r = &v.rules;
     let g = v.geometry;
@@ -378,27 +491,51 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     parts.push(format!("esc:{}", if r.escape == Escape::Corners { "c" } else { "e" }));
     parts.push(format!("surf:{}", yn(r.encirclement)));
     parts.push(format!("atkf:{}", yn(r.first == Side::Attackers)));
+    // OpenTafl 0.4.8's reading of `tfr:` (see the module docs): `w` is the mover losing.
     let tfr = match r.repetition {
         Repetition::None => "i",
         Repetition::Draw => "d",
-        Repetition::MoverLoses => "l",
+        Repetition::MoverLoses => "w",
+        Repetition::MoverWins => "l",
         Repetition::DefendersLose => "dl",
     };
     parts.push(format!("tfr:{tfr}"));
     let ka = match r.king_armed {
         KingArmed::Yes => "y",
         KingArmed::No => "n",
-        other => return Err(InexpressibleRules::KingArmed(other)),
+        KingArmed::Hammer => "h",
+        KingArmed::Anvil => "a",
     };
     parts.push(format!("ka:{ka}"));
-    parts.push(format!("ks:{}", yn(r.king_strength == KingStrength::Strong)));
-    parts.push(format!("ke:{}", yn(r.king_on_edge == KingOnEdge::EdgeCounts)));
-    parts.push(format!("nm:{}", if r.no_moves == NoMoves::Loses { "l" } else { "d" }));
-    if r.speed.king != 0 {
-        parts.push(format!("kspd:{}", r.speed.king));
+    let edge_counts = r.king_on_edge == KingOnEdge::EdgeCounts;
+    let ks = match (r.king_strength, edge_counts) {
+        (KingStrength::Strong, false) => "s",
+        (KingStrength::Strong, true) => "m",
+        (KingStrength::Weak, _) => "c",
+        (KingStrength::WeakEverywhere, _) => "w",
+    };
+    parts.push(format!("ks:{ks}"));
+    if r.king_strength != KingStrength::Strong && edge_counts {
+        // Says nothing for a king that is never captured on all sides at the edge, but keeps
+        // the rules exact when read back by tafl-lab.
+        parts.push("ke:y".into());
     }
-    if r.speed.others != 0 {
-        parts.push(format!("spd:{}", r.speed.others));
+    if r.throne.enabled && r.king_strength != KingStrength::WeakEverywhere && r.throne.hostile_to_defenders == When::Never {
+        return Err(InexpressibleRules::ThroneNeverHostileToKing);
+    }
+    if r.no_moves == NoMoves::Draw {
+        parts.push("nm:d".into());
+    }
+    if r.speed.king == r.speed.others {
+        if r.speed.king != 0 {
+            parts.push(format!("spd:{}", r.speed.king));
+        }
+    } else {
+        // One limit per piece type, as OpenTafl writes them (-1 = none).
+        let n = |x: u8| if x == 0 { -1 } else { i64::from(x) };
+        let list: Vec<String> =
+            SPEED_ORDER.iter().map(|&c| if c == 'K' { n(r.speed.king) } else { n(r.speed.others) }.to_string()).collect();
+        parts.push(format!("spd:{}", list.join(",")));
     }
     if r.ply_cap != 0 {
         parts.push(format!("cap:{}", r.ply_cap));

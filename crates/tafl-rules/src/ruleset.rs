@@ -128,6 +128,10 @@ impl KingArmed {
 }
 
 /// How the king is captured.
+///
+/// The names predate the OpenTafl mapping and stay, since they are part of every rules
+/// fingerprint (and so of every model and data header): `Weak` is OpenTafl's `ks:c`, `Strong`
+/// its `ks:s` (or `ks:m` with [`KingOnEdge::EdgeCounts`]), `WeakEverywhere` its `ks:w`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KingStrength {
@@ -135,6 +139,9 @@ pub enum KingStrength {
     Weak,
     /// Four sides everywhere (3 + throne beside the throne).
     Strong,
+    /// Captured like any other defender everywhere, the throne included: two attackers (or an
+    /// attacker and a square hostile to defenders) on opposite sides.
+    WeakEverywhere,
 }
 
 /// What the board edge means for a strong king.
@@ -157,6 +164,8 @@ pub enum Repetition {
     Draw,
     /// The side whose move made it loses.
     MoverLoses,
+    /// The side whose move made it wins (what OpenTafl 0.4.8 plays for its `tfr:l`).
+    MoverWins,
     /// The defenders lose, whoever moved.
     DefendersLose,
 }

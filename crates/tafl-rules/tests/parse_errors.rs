@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use tafl_rules::error::MAX_INPUT_CHARS;
 use tafl_rules::notation::{parse_move, parse_position, parse_position_string, parse_rules_string, rules_string};
-use tafl_rules::ruleset::{CornerKind, Escape, KingArmed};
+use tafl_rules::ruleset::{CornerKind, Escape, When};
 use tafl_rules::variant::parse_layout;
 use tafl_rules::{Geometry, InexpressibleRules, Move, ParseError, ParseKind, SetupError, Side, Square, Variant};
 
@@ -146,8 +146,8 @@ fn errors_are_std_errors_and_strings() {
 fn rules_opentafl_cannot_write_get_their_own_error() {
     let v = Variant::preset("brandubh");
     let mut r = v.rules.clone();
-    r.king_armed = KingArmed::Anvil;
+    r.corners.hostile_to_defenders = When::WhenEmpty;
     let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err();
-    assert_eq!(e, InexpressibleRules::KingArmed(KingArmed::Anvil));
-    assert!(e.to_string().contains("king_armed"), "{e}");
+    assert_eq!(e, InexpressibleRules::CornersHostileWhenEmpty);
+    assert!(e.to_string().contains("corners"), "{e}");
 }

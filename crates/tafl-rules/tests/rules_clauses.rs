@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use tafl_rules::ruleset::{KingArmed, NoMoves, Repetition};
+use tafl_rules::ruleset::{KingArmed, KingStrength, NoMoves, Repetition, When};
 use tafl_rules::{Reason, Side};
 
 // ----- movement ------------------------------------------------------------------------
@@ -448,6 +448,90 @@ fn weak_king_is_captured_against_a_hostile_corner() {
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
 
+/// OpenTafl's own Brandub (`ks:w cenh: cenhe:`): a king weak everywhere, a throne hostile to
+/// nobody.
+fn opentafl_brandub() -> std::sync::Arc<tafl_rules::Variant> {
+    variant_with("brandubh", |r| {
+        r.king_strength = KingStrength::WeakEverywhere;
+        r.throne.hostile_to_attackers = When::Never;
+        r.throne.hostile_to_defenders = When::Never;
+    })
+}
+
+#[test]
+fn king_weak_everywhere_is_captured_by_two_on_the_throne() {
+    let mut p = board(&opentafl_brandub(), "
+        + . . . . . +
+        . . . . . . .
+        . . . . . . .
+        . . a k . . a
+        . . . . . . .
+        . . . . . . .
+        + . . . . . +", Side::Attackers);
+    play(&mut p, "g4-e4");
+    assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
+}
+
+#[test]
+fn king_weak_everywhere_is_captured_by_two_beside_the_throne() {
+    let mut p = board(&opentafl_brandub(), "
+        + . . . . . +
+        . . . . . . .
+        . . a k . . a
+        . . . + . . .
+        . . . . . . .
+        . . . . . . .
+        + . . . . . +", Side::Attackers);
+    play(&mut p, "g5-e5");
+    assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
+}
+
+#[test]
+fn king_weak_everywhere_is_captured_against_the_throne_only_where_it_is_hostile_to_defenders() {
+    // A throne hostile to nobody (OpenTafl's Brandub) is no captor.
+    let mut p = board(&opentafl_brandub(), "
+        + . . . . . +
+        . . . . . . .
+        . . . k . . .
+        . . . + . . .
+        . . . . . . .
+        . d . . . . .
+        + . . . a . +", Side::Attackers);
+    play_all(&mut p, "e1-e6 b2-b3");
+    play(&mut p, "e6-d6");
+    assert_eq!(p.outcome(), None, "an attacker above him, the throne below");
+    // The empty throne hostile to defenders (brandubh's throne) is a captor.
+    let rows = "
+        + . . . . . +
+        . . . . . . .
+        . . . . . . .
+        . . . + . . .
+        . . . k . . .
+        . d . . . . a
+        + . . . . . +";
+    let mut p = board(&variant_with("brandubh", |r| r.king_strength = KingStrength::WeakEverywhere), rows, Side::Attackers);
+    play(&mut p, "g2-d2");
+    assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured), "an attacker below him, the throne above");
+    // The same board in brandubh (OpenTafl's `ks:c`): beside the throne he needs three attackers.
+    let mut p = board(&variant("brandubh"), rows, Side::Attackers);
+    play(&mut p, "g2-d2");
+    assert_eq!(p.outcome(), None);
+}
+
+#[test]
+fn king_weak_everywhere_is_not_captured_against_the_edge() {
+    let mut p = board(&opentafl_brandub(), "
+        + . . . . . +
+        . . . . . . .
+        . . . . . . .
+        . . . + . . .
+        . . . . . . .
+        . . . . . . a
+        + . . k . . +", Side::Attackers);
+    play(&mut p, "g2-d2");
+    assert_eq!(p.outcome(), None, "the edge is no captor");
+}
+
 const STRONG_KING_TWO_ATTACKERS: &str = "
     + . . . . . . . . . +
     . . . . . . . . . . .
@@ -770,6 +854,12 @@ fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<taf
 #[test]
 fn repetition_mover_loses() {
     assert_eq!(repetition_game(Repetition::MoverLoses), (None, win(Side::Defenders, Reason::Repetition)));
+}
+
+#[test]
+fn repetition_mover_wins_as_opentafl_plays_its_tfr_l() {
+    // The attackers' b5-b6 makes the third occurrence: under OpenTafl 0.4.8's `tfr:l` they win.
+    assert_eq!(repetition_game(Repetition::MoverWins), (None, win(Side::Attackers, Reason::Repetition)));
 }
 
 #[test]

@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use std::sync::Arc;
 use tafl_rules::notation::{parse_move, parse_position, parse_rules_string, position_string, rules_string};
-use tafl_rules::ruleset::KingStrength;
+use tafl_rules::ruleset::{KingArmed, KingOnEdge, KingStrength, Repetition, Speed, When};
 use tafl_rules::variant::PRESETS;
 use tafl_rules::{Position, SetupError, Side, Variant};
 
@@ -131,9 +131,9 @@ fn opentafl_rules_strings_load_as_variants() {
     let cph = Variant::preset("copenhagen");
     assert_eq!(v.rules, cph.rules);
     assert_eq!(v.layout, cph.layout);
-    // OpenTafl's own Brandubh example: weak king, the throne hostile to nobody.
+    // The spec's Brandubh example: `ks:n` is `ks:w` (weak everywhere), the throne hostile to nobody.
     let b = Variant::from_spec("dim:7 ks:n cenhe: cenh: start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/").unwrap();
-    assert_eq!(b.rules.king_strength, KingStrength::Weak);
+    assert_eq!(b.rules.king_strength, KingStrength::WeakEverywhere);
     assert_eq!(b.rules.throne.hostile_to_defenders, tafl_rules::ruleset::When::Never);
     assert_eq!(Position::start(Arc::new(b)).legal_moves().len(), 40);
     let t = Variant::from_spec(&format!("dim:11 atkf:n esc:e surf:n tfr:l start:{CPH_START}")).unwrap();
@@ -228,9 +228,87 @@ fn every_preset_round_trips_through_an_opentafl_rules_string() {
 
 #[test]
 fn rules_opentafl_cannot_express_are_refused_when_writing() {
+    // A king strong beside a throne never hostile to defenders: OpenTafl would not count the
+    // throne against him, tafl-lab does.
     let v = Variant::preset("brandubh");
     let mut r = v.rules.clone();
-    r.king_armed = tafl_rules::ruleset::KingArmed::Hammer;
+    r.throne.hostile_to_defenders = When::Never;
     let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err().to_string();
-    assert!(e.contains("king_armed"), "{e}");
+    assert!(e.contains("throne"), "{e}");
+    // And read: OpenTafl's Tablut (a `ks:c` king, `cenhe:` without defenders) is refused for it.
+    let s = format!("dim:9 esc:e ks:c cenh: cenhe:tcnk start:{TABLUT_START}");
+    let e = parse_rules_string(&s).unwrap_err().to_string();
+    assert!(e.contains("cenhe:tcnk"), "{e}");
+}
+
+const TABLUT_START: &str = "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/";
+const BRANDUB_START: &str = "/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/";
+
+/// The strings OpenTafl 0.4.8 itself sends for its built-in variants (`rules` over OTEP).
+#[test]
+fn opentafl_builtin_rules_strings_load_as_opentafl_plays_them() {
+    let b = parse_rules_string(&format!("dim:7 name:Brandub surf:n atkf:y ks:w cenh: cenhe: start:{BRANDUB_START}")).unwrap();
+    assert_eq!(b.rules.king_strength, KingStrength::WeakEverywhere);
+    assert_eq!((b.rules.throne.hostile_to_attackers, b.rules.throne.hostile_to_defenders), (When::Never, When::Never));
+    assert!(!b.rules.encirclement);
+    assert_eq!(b.rules.repetition, Repetition::Draw, "no tfr: is a draw");
+    let c = parse_rules_string(&format!("dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:{CPH_START}")).unwrap();
+    assert_eq!(c.rules.repetition, Repetition::MoverLoses, "OpenTafl's tfr:w: the mover loses");
+    assert_eq!((c.rules.king_strength, c.rules.king_on_edge), (KingStrength::Strong, KingOnEdge::Safe));
+    assert!(c.rules.shieldwall && c.rules.exit_fort);
+    let m = parse_rules_string(&format!(
+        "dim:7 name:Magpie surf:n atkf:y ks:m spd:-1,-1,-1,-1,-1,-1,-1,-1,-1,1,-1,-1, start:/3t3/1t3t1/3T3/t1TKT1t/3T3/1t3t1/3t3/"
+    ))
+    .unwrap();
+    assert_eq!((m.rules.king_strength, m.rules.king_on_edge), (KingStrength::Strong, KingOnEdge::EdgeCounts));
+    assert_eq!((m.rules.speed.king, m.rules.speed.others), (1, 0));
+    let berserk = format!("dim:11 name:Berserk surf:n atkf:n tfr:l kj:r ber:c start:{CPH_START}");
+    assert!(parse_rules_string(&berserk).unwrap_err().to_string().contains("kj:r"));
+    let tablut = format!("dim:9 name:Tablut esc:e atkf:y ks:c nj:n cor: cenp:tcnkTCNK cens: cenh: cenhe:tcnkTCNK linc:y start:{TABLUT_START}");
+    assert!(parse_rules_string(&tablut).unwrap_err().to_string().contains("linc:y"));
+}
+
+#[test]
+fn opentafl_rules_values_map_both_ways() {
+    let b = Variant::preset("brandubh");
+    let with = |change: &dyn Fn(&mut tafl_rules::RuleSet)| {
+        let mut r = b.rules.clone();
+        change(&mut r);
+        b.with_rules(r).unwrap()
+    };
+    for (variant, key) in [
+        (with(&|r| r.repetition = Repetition::MoverLoses), "tfr:w"),
+        (with(&|r| r.repetition = Repetition::MoverWins), "tfr:l"),
+        (with(&|r| r.repetition = Repetition::DefendersLose), "tfr:dl"),
+        (with(&|r| r.repetition = Repetition::None), "tfr:i"),
+        (with(&|r| r.king_strength = KingStrength::Weak), "ks:c"),
+        (with(&|r| r.king_strength = KingStrength::WeakEverywhere), "ks:w"),
+        (with(&|r| r.king_strength = KingStrength::Strong), "ks:s"),
+        (with(&|r| (r.king_strength, r.king_on_edge) = (KingStrength::Strong, KingOnEdge::EdgeCounts)), "ks:m"),
+        (with(&|r| (r.king_strength, r.king_on_edge) = (KingStrength::Weak, KingOnEdge::EdgeCounts)), "ke:y"),
+        (with(&|r| r.king_armed = KingArmed::Hammer), "ka:h"),
+        (with(&|r| r.king_armed = KingArmed::Anvil), "ka:a"),
+        (with(&|r| r.king_armed = KingArmed::No), "ka:n"),
+        (with(&|r| r.speed = Speed { king: 2, others: 2 }), "spd:2 "),
+        (with(&|r| r.speed = Speed { king: 0, others: 3 }), "spd:3,3,3,3,3,3,3,3,3,-1,3,3 "),
+    ] {
+        let s = rules_string(&variant).unwrap();
+        assert!(s.contains(key), "{key}: {s}");
+        assert_eq!(parse_rules_string(&s).unwrap().rules, variant.rules, "{s}");
+    }
+    // The old spellings and forms OpenTafl reads too.
+    let read = |extra: &str| parse_rules_string(&format!("dim:7 {extra} start:{BRANDUB_START}")).map(|v| v.rules);
+    assert_eq!(read("ks:y").unwrap().king_strength, KingStrength::Strong);
+    assert_eq!(read("ks:n").unwrap().king_strength, KingStrength::WeakEverywhere);
+    assert_eq!(read("ke:y ks:s").unwrap().king_on_edge, KingOnEdge::EdgeCounts, "ke: refines ks: in any order");
+    assert_eq!(read("spd:-1").unwrap().speed, Speed::default());
+    assert_eq!(read("kspd:1 spd:2").unwrap().speed, Speed { king: 1, others: 2 });
+    assert_eq!(read("spd:1,1,1,1,1,1,1,1,1,1").unwrap().speed, Speed { king: 1, others: 1 }, "10 numbers");
+    for (bad, needle) in [("spd:3,4,", "per side"), ("spd:0", "-1 for none"), ("spd:2,2,2,2,3,3,3,3", "one speed"), ("ks:x", "ks:x")] {
+        let e = read(bad).unwrap_err().to_string();
+        assert!(e.contains(needle), "{bad}: {e}");
+    }
+    let inverted = parse_rules_string("dim:7 starti:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/2T1t2/").unwrap();
+    let upright = parse_rules_string("dim:7 start:/2T1t2/3t3/3T3/ttTKTtt/3T3/3t3/3t3/").unwrap();
+    assert_eq!(inverted.layout, upright.layout, "starti: lists the top rank first");
 }

@@ -3,8 +3,8 @@
 //! without loading LibTorch (about 500 MiB). Every other command line, `--help` included, is
 //! handed unchanged to `tafl-lab-torch` in the same directory, which has every command.
 
-#[path = "cli/rules_cmds.rs"]
-mod rules_cmds;
+#[path = "cli/rules/mod.rs"]
+mod rules;
 
 use clap::Parser;
 use std::ffi::OsString;
@@ -16,12 +16,12 @@ use std::process::Command;
 #[command(name = "tafl-lab", version)]
 struct RulesCli {
     #[command(subcommand)]
-    command: rules_cmds::RulesCommand,
+    command: rules::RulesCommand,
 }
 
 fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let rules_only = args.get(1).and_then(|a| a.to_str()).is_some_and(rules_cmds::is_rules_command);
+    let rules_only = args.get(1).and_then(|a| a.to_str()).is_some_and(rules::is_rules_command);
     let result = if rules_only { run_rules() } else { hand_over(&args[1..]) };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -30,10 +30,10 @@ fn main() {
 }
 
 fn run_rules() -> anyhow::Result<()> {
-    let cli: RulesCli = rules_cmds::parse_args()?;
+    let cli: RulesCli = rules::parse_args()?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    rules_cmds::run(cli.command, &mut out)?;
+    rules::run(&cli.command, &mut out)?;
     out.flush()?;
     Ok(())
 }

@@ -6,6 +6,7 @@ mod common;
 use common::cli::{fails_with, ok, run, run_stdin, scratch};
 use std::path::Path;
 use tafl_lab::arena::{AgentKind, AgentSpec};
+use tafl_lab::search::RootPolicy;
 
 /// The shipped brandubh model directory.
 const SHIPPED: &str = "models/brandubh";
@@ -56,24 +57,29 @@ fn a_shipped_model_directory_works_wherever_a_model_is_named() {
 fn agent_specs_quote_paths_with_commas_and_round_trip() {
     let spec: AgentSpec = r#"az:model="runs/a,b/latest",sims=16"#.parse().unwrap();
     assert_eq!(spec.model.as_deref(), Some(Path::new("runs/a,b/latest")));
-    assert_eq!(spec.sims, 16);
+    assert_eq!(spec.search.simulations, 16);
     let spec: AgentSpec = r#"gumbel:model="odd \"name\\ here",k=4"#.parse().unwrap();
     assert_eq!(spec.model.as_deref(), Some(Path::new(r#"odd "name\ here"#)));
-    assert_eq!(spec.k, 4);
+    assert_eq!(spec.search.root, RootPolicy::gumbel(4));
     for bad in [r#"az:model="runs/a,b"#, r#"az:model="a"b"#, r#"az:model="a\x""#] {
         assert!(bad.parse::<AgentSpec>().is_err(), "{bad}");
     }
     // Specs built as values print a canonical text that parses back to the same spec.
     for path in ["plain/model.safetensors", "runs/a,b/models/latest", "with \"quotes\"\\and,commas", " spaced "] {
         for kind in [AgentKind::Az, AgentKind::Gumbel] {
-            let spec = AgentSpec::new(kind, Some(path.into()), 24).with_k_device(8, "cpu");
+            let mut spec = AgentSpec::new(kind, Some(path.into()), 24).with_device("cpu");
+            if kind == AgentKind::Gumbel {
+                spec.search.root = RootPolicy::gumbel(8);
+            }
             let back: AgentSpec = spec.to_string().parse().unwrap();
-            assert_eq!(back.model, spec.model, "{spec}");
-            assert_eq!((back.kind, back.sims, back.k, back.device.as_str()), (kind, 24, if kind == AgentKind::Gumbel { 8 } else { 16 }, "cpu"));
+            assert_eq!(back, spec, "{spec}");
+            assert_eq!((back.search.simulations, back.device()), (24, "cpu"));
         }
     }
-    assert_eq!(AgentSpec::new(AgentKind::Mcts, None, 400).to_string(), "mcts");
+    // A searching agent's label always says its budget.
+    assert_eq!(AgentSpec::new(AgentKind::Mcts, None, 400).to_string(), "mcts:sims=400");
     assert_eq!(AgentSpec::new(AgentKind::Mcts, None, 64).to_string(), "mcts:sims=64");
+    assert_eq!(AgentSpec::new(AgentKind::Random, None, 64).to_string(), "random");
 }
 
 /// A model in a directory whose name has a comma: the engine and analyze take it, and a
@@ -113,25 +119,47 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
-        let canonical = spec.canonical();
+        let canonical = spec.to_string();
+        assert_eq!(canonical, spec.canonical());
         let back: AgentSpec = canonical.parse().unwrap();
-        assert_eq!(back.canonical(), canonical, "{t}");
-        assert_eq!((back.kind, back.sims, back.k, back.batch, &back.model, &back.device), (spec.kind, spec.sims, spec.k, spec.batch, &spec.model, &spec.device), "{t}");
+        assert_eq!(back.to_string(), canonical, "{t}");
+        assert_eq!(back, spec, "{t}");
         assert_eq!(back.search_config(), spec.search_config(), "{t}");
     }
-    assert_eq!("gumbel:k=16,model=m,batch=8,sims=32".parse::<AgentSpec>().unwrap().canonical(), "gumbel:model=m");
+    assert_eq!("gumbel:k=16,model=m,batch=8,sims=32".parse::<AgentSpec>().unwrap().canonical(), "gumbel:model=m,sims=32");
+    assert_eq!("mcts:batch=3,cpuct=2.5,sims=7".parse::<AgentSpec>().unwrap().canonical(), "mcts:sims=7,cpuct=2.5,batch=3");
+    // The command's --device is used, but is not part of the text; a named device is.
+    let s = "az:model=m".parse::<AgentSpec>().unwrap().default_device("cpu");
+    assert_eq!((s.device(), s.to_string().as_str()), ("cpu", "az:model=m,sims=200"));
+    let s = "az:model=m,device=cuda".parse::<AgentSpec>().unwrap().default_device("cpu");
+    assert_eq!((s.device(), s.to_string().as_str()), ("cuda", "az:model=m,sims=200,device=cuda"));
     // A gumbel agent's defaults are the search layer's.
     let g: AgentSpec = "gumbel:model=m".parse().unwrap();
     let cfg = g.search_config().unwrap();
     assert_eq!(cfg.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
     assert_eq!((cfg.c_puct, cfg.fpu_reduction), (SearchConfig::default().c_puct, SearchConfig::default().fpu_reduction));
-    // A run config that leaves the search settings out gets the same defaults.
+    // A run config that leaves search settings out gets the search layer's defaults.
     let text = std::fs::read_to_string("configs/runs/smoke.toml").unwrap();
-    let text: String = text.lines().filter(|l| !l.starts_with("gumbel_k") && !l.starts_with("root")).map(|l| format!("{l}\n")).collect();
-    let text = text.replace("[selfplay]\n", "[selfplay]\nroot = \"puct\"\n");
+    let text = text.replace("root = { kind = \"gumbel\", k = 4 }", "root = { kind = \"gumbel\" }");
     let run = tafl_lab::train::config::RunConfig::from_toml(&text, "test.toml").unwrap();
-    assert_eq!(run.selfplay.gumbel_k, RootPolicy::DEFAULT_K);
+    assert_eq!(run.selfplay.search.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
     let sp = run.selfplay_config();
-    assert_eq!(sp.search.batch, SearchConfig::default().batch);
-    assert_eq!(sp.search.noise.map(|n| n.fraction), Some(Noise::default().fraction));
+    assert_eq!(sp.search, SearchConfig { simulations: 8, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() });
+    // An older config (search settings in [selfplay] itself) reads as it always did: PUCT
+    // roots get the default Dirichlet noise.
+    let old = text.replace("[selfplay.search]\nsimulations = 8\nroot = { kind = \"gumbel\" }\n", "").replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
+    assert!(!old.contains("[selfplay.search]"), "{old}");
+    let run = tafl_lab::train::config::RunConfig::from_toml(&old, "old.toml").unwrap();
+    assert_eq!(run.selfplay.search.batch, SearchConfig::default().batch);
+    assert_eq!(run.selfplay.search.noise, Some(Noise::default()));
+    assert_eq!(run.selfplay.search.root, RootPolicy::Puct);
+    // The shipped model's saved config is in the older form and still resumes as it ran.
+    let shipped = std::fs::read_to_string(Path::new(SHIPPED).join("config.toml")).unwrap();
+    let run = tafl_lab::train::config::RunConfig::from_toml(&shipped, "config.toml").unwrap();
+    let expected = SearchConfig { simulations: 48, batch: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
+    assert_eq!(run.selfplay.search, expected);
+    // Written back, a config is in today's form and reads back equal.
+    let written = toml::to_string(&run).unwrap();
+    assert!(written.contains("[selfplay.search]") && !written.contains("gumbel_k"), "{written}");
+    assert_eq!(tafl_lab::train::config::RunConfig::from_toml(&written, "w.toml").unwrap(), run);
 }

@@ -65,6 +65,14 @@ fn smoke_run_writes_checkpoints_shards_and_metrics() {
         assert_eq!(opponents, ["previous", "random"]);
     }
     assert!(m[1]["wall_seconds"].as_f64().unwrap() >= m[0]["wall_seconds"].as_f64().unwrap());
+    // What the trainer writes is what the report reads: every line a whole `MetricsLine`.
+    let typed = tafl_lab::stats::report::read_metrics(&dir.join("metrics.jsonl")).unwrap();
+    assert_eq!(typed.iter().map(|t| t.generation).collect::<Vec<_>>(), [1, 2]);
+    for (t, line) in typed.iter().zip(&m) {
+        assert_eq!(&serde_json::to_value(t).unwrap(), line);
+        let vs_random = &t.eval[1];
+        assert_eq!(vs_random.as_attackers.games() + vs_random.as_defenders.games(), vs_random.games);
+    }
     // The saved config is the resolved one and parses on its own.
     let saved = std::fs::read_to_string(dir.join("config.toml")).unwrap();
     tafl_lab::train::RunConfig::from_toml(&saved, "config.toml").unwrap();
@@ -152,7 +160,10 @@ fn config_errors_are_one_line() {
     let smoke = std::fs::read_to_string(SMOKE).unwrap();
     let cases = [
         (smoke.replace("[train]", "[train]\nwindow = 5"), "unknown field `window`"),
-        (smoke.replace("root = \"gumbel\"", "root = \"minimax\""), "selfplay.root"),
+        (smoke.replace("kind = \"gumbel\"", "kind = \"minimax\""), "unknown variant `minimax`"),
+        (smoke.replace("[selfplay.search]\nsimulations = 8\nroot = { kind = \"gumbel\", k = 4 }", "root = \"minimax\"\nsimulations = 8"), "selfplay.root"),
+        (smoke.replace("[selfplay]\n", "[selfplay]\ngumbel_k = 4\n"), "selfplay.gumbel_k is the older spelling"),
+        (smoke.replace("k = 4 }", "k = 4 }\nnoise = { fraction = 0.25 }"), "selfplay.search.noise applies to PUCT roots only"),
         (smoke.replace("batch_size = 32", "batch_size = 0"), "train.batch_size must be at least 1"),
         (smoke.replace("learning_rate = 0.01", "learning_rate = -1.0"), "train.learning_rate"),
         (smoke.replace("baselines = [\"random\"]", "baselines = [\"mcts:sims=x\"]"), "eval.baselines"),

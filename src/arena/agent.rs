@@ -16,6 +16,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
+use super::external::{External, ExternalSpec, Fault, Protocol};
 
 /// Errors making an agent.
 #[derive(Debug, thiserror::Error)]
@@ -32,24 +34,33 @@ pub enum AgentKind {
     Mcts,
     Az,
     Gumbel,
+    /// An external engine speaking HTP (`htp:cmd=PATH,args="..."`).
+    Htp,
+    /// An external engine speaking OTEP (`otep:cmd=PATH,args="..."`).
+    Otep,
 }
 
-/// A parsed agent spec.
+/// A typed agent: its kind, its model, its device and the [`SearchConfig`] it searches with.
+/// Text and value convert both ways: `parse` reads any spelling, `Display` writes the
+/// canonical one ([`AgentSpec::canonical`]), which parses back to the same spec.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentSpec {
     pub kind: AgentKind,
-    pub sims: u32,
     pub model: Option<PathBuf>,
-    pub k: usize,
-    pub c_puct: f32,
-    pub batch: usize,
-    pub device: String,
-    text: String,
+    /// The device the spec names (`device=`); part of its text.
+    pub device: Option<String>,
+    /// The command's `--device`, used when the spec names none; not part of the text, so
+    /// labels stay as the user wrote them.
+    pub command_device: Option<String>,
+    /// The search settings (unused by `random` and external engines).
+    pub search: SearchConfig,
+    /// How to run an external engine (`htp`, `otep`).
+    pub external: Option<ExternalSpec>,
 }
 
 impl fmt::Display for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.canonical())
     }
 }
 
@@ -114,12 +125,16 @@ fn quote_if_needed(value: &str) -> String {
     }
 }
 
-/// Default simulations and leaf batch of each kind.
-fn kind_defaults(kind: AgentKind) -> (u32, usize) {
+/// The search an agent of `kind` runs unless its spec says otherwise: random-rollout MCTS
+/// gets 400 simulations of one leaf each and no first-play penalty (uniform priors: every
+/// move gets tried); network agents take the search layer's defaults, Gumbel with a small
+/// budget (its strength at few simulations is why it exists).
+pub fn kind_search(kind: AgentKind) -> SearchConfig {
+    let base = SearchConfig::default();
     match kind {
-        AgentKind::Random | AgentKind::Mcts => (400, 1),
-        AgentKind::Az => (200, 8),
-        AgentKind::Gumbel => (32, 8),
+        AgentKind::Random | AgentKind::Mcts | AgentKind::Htp | AgentKind::Otep => SearchConfig { simulations: 400, batch: 1, fpu_reduction: 0.0, ..base },
+        AgentKind::Az => base,
+        AgentKind::Gumbel => SearchConfig { simulations: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..base },
     }
 }
 
@@ -129,6 +144,8 @@ fn kind_name(kind: AgentKind) -> &'static str {
         AgentKind::Mcts => "mcts",
         AgentKind::Az => "az",
         AgentKind::Gumbel => "gumbel",
+        AgentKind::Htp => "htp",
+        AgentKind::Otep => "otep",
     }
 }
 
@@ -143,31 +160,43 @@ impl FromStr for AgentSpec {
             "mcts" => AgentKind::Mcts,
             "az" => AgentKind::Az,
             "gumbel" => AgentKind::Gumbel,
-            other => return Err(err(format!("unknown kind {other:?} (expected random, mcts, az or gumbel)"))),
+            "htp" => AgentKind::Htp,
+            "otep" => AgentKind::Otep,
+            other => return Err(err(format!("unknown kind {other:?} (expected random, mcts, az, gumbel, htp or otep)"))),
         };
-        let (sims, batch) = kind_defaults(kind);
-        let mut spec = AgentSpec {
-            kind,
-            sims,
-            model: None,
-            k: RootPolicy::DEFAULT_K,
-            c_puct: SearchConfig::default().c_puct,
-            batch,
-            device: "auto".into(),
-            text: s.trim().to_string(),
-        };
+        let mut spec = AgentSpec::new(kind, None, kind_search(kind).simulations);
         let opts = split_options(opts).map_err(err)?;
+        if let Some(ext) = spec.external.as_mut() {
+            for opt in &opts {
+                let (key, value) = opt.split_once('=').ok_or_else(|| err(format!("option {opt:?} is not key=value")))?;
+                let (key, value) = (key.trim(), value.trim());
+                let seconds = || value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).map(Duration::from_secs_f64).ok_or_else(|| err(format!("{key}={value:?}: expected a positive number of seconds")));
+                match key {
+                    "cmd" => ext.cmd = PathBuf::from(unquote(value).map_err(|m| err(format!("cmd: {m}")))?),
+                    "args" => ext.args = unquote(value).map_err(|m| err(format!("args: {m}")))?.split_whitespace().map(str::to_string).collect(),
+                    "time" => ext.move_time = seconds()?,
+                    "game_time" => ext.game_time = Some(seconds()?),
+                    _ => return Err(err(format!("unknown option {key:?} (an external engine takes cmd, args, time, game_time)"))),
+                }
+            }
+            if ext.cmd.as_os_str().is_empty() {
+                return Err(err("needs cmd=PROGRAM".into()));
+            }
+            return Ok(spec);
+        }
         for opt in &opts {
             let (key, value) = opt.split_once('=').ok_or_else(|| err(format!("option {opt:?} is not key=value")))?;
             let (key, value) = (key.trim(), value.trim());
             let number = |what: &str| err(format!("{key}={value:?}: expected {what}"));
+            let count = || value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| number("a positive integer"));
             match key {
-                "sims" => spec.sims = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
-                "k" => spec.k = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
-                "batch" => spec.batch = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
-                "cpuct" => spec.c_puct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
+                "sims" => spec.search.simulations = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
+                "k" if kind == AgentKind::Gumbel => spec.search.root = RootPolicy::gumbel(count()?),
+                "k" => return Err(err("k applies to gumbel only".into())),
+                "batch" => spec.search.batch = count()?,
+                "cpuct" => spec.search.c_puct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
-                "device" => spec.device = value.to_string(),
+                "device" => spec.device = Some(value.to_string()),
                 _ => return Err(err(format!("unknown option {key:?} (expected sims, model, k, cpuct, batch, device)"))),
             }
         }
@@ -177,55 +206,67 @@ impl FromStr for AgentSpec {
             AgentKind::Az | AgentKind::Gumbel if spec.model.is_none() => return Err(err("needs model=PATH".into())),
             _ => {}
         }
-        if kind != AgentKind::Gumbel && opts.iter().any(|o| o.trim().starts_with("k=")) {
-            return Err(err("k applies to gumbel only".into()));
-        }
         Ok(spec)
     }
 }
 
 impl AgentSpec {
     /// A spec built as a value (no text to parse, so any path works, commas included): `kind`
-    /// with its defaults, `model` and `sims`. Its text is the canonical form, which parses
-    /// back to the same spec.
+    /// with its default search ([`kind_search`]), `model` and `sims`.
     pub fn new(kind: AgentKind, model: Option<PathBuf>, sims: u32) -> AgentSpec {
-        let (_, batch) = kind_defaults(kind);
-        let mut spec = AgentSpec {
-            kind,
-            sims,
-            model,
-            k: RootPolicy::DEFAULT_K,
-            c_puct: SearchConfig::default().c_puct,
-            batch,
-            device: "auto".into(),
-            text: String::new(),
+        let external = match kind {
+            AgentKind::Htp | AgentKind::Otep => Some(ExternalSpec {
+                protocol: if kind == AgentKind::Htp { Protocol::Htp } else { Protocol::Otep },
+                cmd: PathBuf::new(),
+                args: Vec::new(),
+                move_time: Duration::from_secs_f64(ExternalSpec::DEFAULT_MOVE_SECONDS),
+                game_time: None,
+            }),
+            _ => None,
         };
-        spec.text = spec.canonical();
-        spec
+        AgentSpec { kind, model, device: None, command_device: None, search: SearchConfig { simulations: sims, ..kind_search(kind) }, external }
     }
 
-    /// The spec's canonical text: the kind, then every option that differs from the kind's
-    /// defaults, with the model path quoted when it needs to be.
+    /// The spec's canonical text: the kind, the model (quoted when it needs to be), the
+    /// simulations of a searching agent (always: a label should say its budget), then every
+    /// other option that differs from the kind's defaults, in a fixed order. Only settings
+    /// a spec text can hold appear; a spec whose other search settings were changed in code
+    /// prints the text of its spec-visible part.
     pub fn canonical(&self) -> String {
-        let (sims, batch) = kind_defaults(self.kind);
+        let d = kind_search(self.kind);
         let mut opts = Vec::new();
+        if let Some(ext) = &self.external {
+            opts.push(format!("cmd={}", quote_if_needed(&ext.cmd.to_string_lossy())));
+            if !ext.args.is_empty() {
+                opts.push(format!("args={}", quote_if_needed(&ext.args.join(" "))));
+            }
+            if ext.move_time != Duration::from_secs_f64(ExternalSpec::DEFAULT_MOVE_SECONDS) {
+                opts.push(format!("time={}", ext.move_time.as_secs_f64()));
+            }
+            if let Some(g) = ext.game_time {
+                opts.push(format!("game_time={}", g.as_secs_f64()));
+            }
+            return format!("{}:{}", kind_name(self.kind), opts.join(","));
+        }
         if let Some(m) = &self.model {
             opts.push(format!("model={}", quote_if_needed(&m.to_string_lossy())));
         }
-        if self.kind != AgentKind::Random && self.sims != sims {
-            opts.push(format!("sims={}", self.sims));
+        if self.kind != AgentKind::Random {
+            opts.push(format!("sims={}", self.search.simulations));
+            if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (self.kind, self.search.root) {
+                if k != RootPolicy::DEFAULT_K {
+                    opts.push(format!("k={k}"));
+                }
+            }
+            if self.search.c_puct != d.c_puct {
+                opts.push(format!("cpuct={}", self.search.c_puct));
+            }
+            if self.search.batch != d.batch {
+                opts.push(format!("batch={}", self.search.batch));
+            }
         }
-        if self.kind == AgentKind::Gumbel && self.k != RootPolicy::DEFAULT_K {
-            opts.push(format!("k={}", self.k));
-        }
-        if self.c_puct != SearchConfig::default().c_puct {
-            opts.push(format!("cpuct={}", self.c_puct));
-        }
-        if self.batch != batch {
-            opts.push(format!("batch={}", self.batch));
-        }
-        if self.device != "auto" {
-            opts.push(format!("device={}", self.device));
+        if let Some(device) = &self.device {
+            opts.push(format!("device={device}"));
         }
         if opts.is_empty() {
             kind_name(self.kind).to_string()
@@ -234,56 +275,34 @@ impl AgentSpec {
         }
     }
 
-    /// The spec with `k` (Gumbel's considered moves) and `device` set, its text canonical.
-    pub fn with_k_device(mut self, k: usize, device: &str) -> AgentSpec {
-        self.k = k;
-        self.device = device.to_string();
-        self.text = self.canonical();
+    /// The spec with `device` named.
+    pub fn with_device(mut self, device: &str) -> AgentSpec {
+        self.device = Some(device.to_string());
         self
     }
 
-    /// The spec text with its simulation count replaced by `sims` (other options keep their
-    /// order and spelling): the label of one budget of a sweep.
-    pub fn text_with_sims(&self, sims: u32) -> String {
-        let (kind, opts) = self.text.split_once(':').unwrap_or((&self.text, ""));
-        let mut parts: Vec<String> = split_options(opts)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|o| !o.trim().starts_with("sims="))
-            .map(str::to_string)
-            .collect();
-        parts.push(format!("sims={sims}"));
-        format!("{kind}:{}", parts.join(","))
-    }
-
-    /// The search settings of a searching agent (None for `random`).
-    pub fn search_config(&self) -> Option<SearchConfig> {
-        let base = SearchConfig { simulations: self.sims, c_puct: self.c_puct, batch: self.batch, ..SearchConfig::default() };
-        match self.kind {
-            AgentKind::Random => None,
-            // Uniform priors: no first-play penalty, so every move gets tried.
-            AgentKind::Mcts => Some(SearchConfig { fpu_reduction: 0.0, ..base }),
-            AgentKind::Az => Some(base),
-            AgentKind::Gumbel => Some(SearchConfig { root: RootPolicy::gumbel(self.k), ..base }),
-        }
-    }
-
-    /// The spec with `device` as its device, unless the spec text named one (`device=`).
+    /// The spec with `device` (a command's `--device`) as its device, unless the spec named
+    /// one (`device=`).
     pub fn default_device(mut self, device: &str) -> AgentSpec {
-        let named = self
-            .text
-            .split_once(':')
-            .is_some_and(|(_, opts)| split_options(opts).unwrap_or_default().iter().any(|o| o.trim().starts_with("device=")));
-        if !named {
-            self.device = device.to_string();
-        }
+        self.command_device = Some(device.to_string());
         self
     }
 
-    /// The same spec under another display text (used when a sweep changes `sims`).
-    pub fn with_text(mut self, text: &str) -> AgentSpec {
-        self.text = text.to_string();
+    /// The device the agent's model runs on: the one the spec names, else the command's,
+    /// else `auto`.
+    pub fn device(&self) -> &str {
+        self.device.as_deref().or(self.command_device.as_deref()).unwrap_or("auto")
+    }
+
+    /// The spec with `sims` simulations (one budget of a sweep).
+    pub fn with_sims(mut self, sims: u32) -> AgentSpec {
+        self.search.simulations = sims;
         self
+    }
+
+    /// The search settings of a searching agent (None for `random` and external engines).
+    pub fn search_config(&self) -> Option<SearchConfig> {
+        matches!(self.kind, AgentKind::Mcts | AgentKind::Az | AgentKind::Gumbel).then(|| self.search.clone())
     }
 
     /// Whether the agent runs a network.
@@ -293,6 +312,7 @@ impl AgentSpec {
 }
 
 enum Engine {
+    External(Box<External>),
     Random(SmallRng),
     Search { search: Option<Search>, evaluator: Box<dyn Evaluator>, cfg: SearchConfig, seed: u64 },
 }
@@ -305,13 +325,17 @@ pub struct Agent {
 impl Agent {
     /// Builds an agent for `variant`, loading its model (checked against the variant).
     pub fn new(spec: &AgentSpec, variant: &Arc<Variant>, seed: u64) -> Result<Agent, AgentError> {
+        if let Some(ext) = &spec.external {
+            let e = External::new(ext.clone(), variant).map_err(|message| AgentError::Spec { spec: spec.to_string(), message })?;
+            return Ok(Agent { engine: Engine::External(Box::new(e)) });
+        }
         let engine = match spec.search_config() {
             None => Engine::Random(SmallRng::seed_from_u64(seed)),
             Some(cfg) => {
                 let evaluator: Box<dyn Evaluator> = match &spec.model {
                     None => Box::new(RolloutEvaluator::new(seed ^ 0x5eed)),
                     Some(path) => {
-                        let device = parse_device(&spec.device)?;
+                        let device = parse_device(spec.device())?;
                         let (net, _) = checkpoint::load(path, Some(variant), device)?;
                         Box::new(NetEvaluator::new(net, variant))
                     }
@@ -394,13 +418,31 @@ impl Agent {
                 }
                 pos.is_legal(best).then_some(best)
             }
+            // Without the game's moves, an external engine is given the position itself.
+            Engine::External(e) => e.respond(pos, &[]).ok(),
         }
+    }
+
+    /// The move to play in `pos`, reached from the variant's start by `history`: what a
+    /// referee calls. An external engine is kept in step with the game and may fault
+    /// ([`Fault`]); the agents of this crate always move.
+    pub fn respond(&mut self, pos: &Position, history: &[Move]) -> Result<Move, Fault> {
+        if let Engine::External(e) = &mut self.engine {
+            return e.respond(pos, history);
+        }
+        self.choose(pos).ok_or_else(|| Fault::Forfeit { side: pos.to_move(), reason: "no move".into() })
+    }
+
+    /// Whether the agent is an external engine.
+    pub fn is_external(&self) -> bool {
+        matches!(self.engine, Engine::External(_))
     }
 
     /// Forgets the tree and restarts the agent's randomness from `seed` (before a new game,
     /// so that a game depends only on its own seed).
     pub fn reset(&mut self, seed: u64) {
         match &mut self.engine {
+            Engine::External(e) => e.reset(),
             Engine::Random(rng) => *rng = SmallRng::seed_from_u64(seed),
             Engine::Search { search, evaluator, seed: s, .. } => {
                 *search = None;

@@ -5,14 +5,16 @@
 //! pairing gets an easier set of openings.
 
 pub mod agent;
+pub mod external;
 
 pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
+pub use external::Fault;
 
 use crate::rules::{Move, Outcome, Position, Side, Variant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// One finished game of a match.
@@ -21,23 +23,45 @@ pub struct GameResult {
     pub index: usize,
     /// The side agent A played.
     pub a_side: Side,
-    pub outcome: Outcome,
+    /// The result by the rules (`None` when a fault ended the game).
+    pub outcome: Option<Outcome>,
+    /// A forfeit or rules disagreement of an external engine that ended the game.
+    pub fault: Option<Fault>,
     pub moves: Vec<Move>,
 }
 
 impl GameResult {
-    /// A's points: 1 win, 0.5 draw, 0 loss.
-    pub fn a_points(&self) -> f64 {
-        match self.outcome.winner {
+    /// The game's winner: `Some(None)` for a draw, `None` for a game that is not scored (a
+    /// rules disagreement). A forfeit is a win for the other side.
+    pub fn winner(&self) -> Option<Option<Side>> {
+        match (&self.outcome, &self.fault) {
+            (Some(o), _) => Some(o.winner),
+            (None, Some(f)) => f.winner().map(Some),
+            (None, None) => None,
+        }
+    }
+
+    /// A's points: 1 win, 0.5 draw, 0 loss; `None` for an unscored game.
+    pub fn a_points(&self) -> Option<f64> {
+        self.winner().map(|w| match w {
             Some(w) if w == self.a_side => 1.0,
             Some(_) => 0.0,
             None => 0.5,
+        })
+    }
+
+    /// How the game ended, in words: the rules' reason, `forfeit` or `disagreement`.
+    pub fn ending(&self) -> &'static str {
+        match (&self.outcome, &self.fault) {
+            (Some(o), _) => o.reason.name(),
+            (None, Some(Fault::Forfeit { .. })) => "forfeit",
+            _ => "disagreement",
         }
     }
 }
 
 /// Wins, draws and losses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wdl {
     pub win: u32,
     pub draw: u32,
@@ -50,7 +74,9 @@ impl Wdl {
     }
 }
 
-/// A match summed up from A's view.
+/// A match summed up from A's view. Rules disagreements are counted apart and not scored:
+/// `games` and the W-D-L counts cover scored games only; forfeits are scored as losses of
+/// the side that forfeited.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MatchSummary {
     pub games: u32,
@@ -59,23 +85,30 @@ pub struct MatchSummary {
     pub a_as_attackers: Wdl,
     pub a_as_defenders: Wdl,
     pub mean_plies: f64,
+    /// Games lost by forfeit (by either agent; counted in the W-D-L above).
+    pub forfeits: u32,
+    /// Games ended by a rules disagreement (not scored).
+    pub disagreements: u32,
 }
 
 impl MatchSummary {
     pub fn from_games(games: &[GameResult]) -> MatchSummary {
-        let mut s = MatchSummary { games: games.len() as u32, ..Default::default() };
+        let scored: Vec<&GameResult> = games.iter().filter(|g| g.winner().is_some()).collect();
+        let mut s = MatchSummary { games: scored.len() as u32, ..Default::default() };
         let mut points = 0.0;
-        for g in games {
-            points += g.a_points();
+        for g in &scored {
+            points += g.a_points().unwrap_or(0.0);
             let w = if g.a_side == Side::Attackers { &mut s.a_as_attackers } else { &mut s.a_as_defenders };
-            match g.outcome.winner {
+            match g.winner().flatten() {
                 Some(x) if x == g.a_side => w.win += 1,
                 Some(_) => w.loss += 1,
                 None => w.draw += 1,
             }
         }
-        s.a_score = points / games.len().max(1) as f64;
-        s.mean_plies = games.iter().map(|g| g.moves.len() as f64).sum::<f64>() / games.len().max(1) as f64;
+        s.forfeits = games.iter().filter(|g| matches!(g.fault, Some(Fault::Forfeit { .. }))).count() as u32;
+        s.disagreements = (games.len() - scored.len()) as u32;
+        s.a_score = points / scored.len().max(1) as f64;
+        s.mean_plies = scored.iter().map(|g| g.moves.len() as f64).sum::<f64>() / scored.len().max(1) as f64;
         s
     }
 
@@ -122,7 +155,8 @@ pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move
 }
 
 /// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds
-/// derived from `seed`, so the game depends on nothing else.
+/// derived from `seed`, so the game depends on nothing else (external engines aside). The
+/// result is the outcome by the rules, or the fault of an external engine that ended it.
 pub fn play_game(
     variant: &Arc<Variant>,
     a: &mut Agent,
@@ -130,7 +164,7 @@ pub fn play_game(
     a_side: Side,
     opening: &[Move],
     seed: u64,
-) -> (Outcome, Vec<Move>) {
+) -> (Result<Outcome, Fault>, Vec<Move>) {
     a.reset(seed);
     b.reset(seed ^ 0xb);
     let mut pos = Position::start(variant.clone());
@@ -141,11 +175,14 @@ pub fn play_game(
     }
     while pos.outcome().is_none() {
         let agent = if pos.to_move() == a_side { &mut *a } else { &mut *b };
-        let m = agent.choose(&pos).expect("an unfinished game has a legal move");
-        pos.play(m).expect("agents play legal moves");
+        let m = match agent.respond(&pos, &moves) {
+            Ok(m) => m,
+            Err(fault) => return (Err(fault), moves),
+        };
+        pos.play(m).expect("moves are checked by the agent");
         moves.push(m);
     }
-    (pos.outcome().expect("loop ends on an outcome"), moves)
+    (Ok(pos.outcome().expect("loop ends on an outcome")), moves)
 }
 
 /// Plays a match in parallel (rayon), A attacking in even games. `on_game` is called as each
@@ -191,8 +228,12 @@ pub fn play_match_until(
                     let (aa, bb) = agents.as_mut().expect("just built");
                     let a_side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
                     let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
-                    let (outcome, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
-                    let r = GameResult { index: i, a_side, outcome, moves };
+                    let (end, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
+                    let (outcome, fault) = match end {
+                        Ok(o) => (Some(o), None),
+                        Err(f) => (None, Some(f)),
+                    };
+                    let r = GameResult { index: i, a_side, outcome, fault, moves };
                     on_game(&r);
                     Ok(r)
                 },

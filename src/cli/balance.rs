@@ -1,4 +1,5 @@
-//! `tafl-lab balance` and `tafl-lab report`.
+//! `tafl-lab balance`: how often each side wins a variant under self-play, with intervals,
+//! across search budgets and rule tweaks; or, with `--compare`, whether two such runs differ.
 
 use anyhow::{anyhow, bail, Result};
 
@@ -8,19 +9,58 @@ use std::sync::Arc;
 use tafl_lab::arena::AgentSpec;
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::balance::{self, BalanceJob, BalanceRow};
-use tafl_lab::stats::report;
 
+/// Measure variant balance: an agent plays itself on each variant; attacker, defender
+/// and draw rates with 95% Wilson intervals, game lengths and end reasons, beside human
+/// figures where they exist. Writes report.md, balance.csv, balance.json and plots.
+#[derive(clap::Args)]
 pub struct BalanceArgs {
+    /// Comma-separated variants (preset names, TOML paths or OpenTafl rules strings).
+    #[arg(long, default_value = "brandubh", required_unless_present = "compare")]
     pub variants: String,
+    /// The agent for both sides.
+    #[arg(long, default_value = "mcts:sims=200")]
     pub agent: String,
+    /// Games per variant and budget.
+    #[arg(long, default_value_t = 200)]
     pub games: usize,
+    /// Output directory.
+    #[arg(long, default_value = "report", required_unless_present = "compare")]
     pub out: PathBuf,
+    /// Random seed: the same seed repeats the run exactly.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Sweep the search budget, e.g. 16,64,256 (balance often shifts with strength).
+    #[arg(long)]
     pub sims: Option<String>,
+    /// Change a rule for this run, e.g. --set king_strength=strong (repeatable).
+    #[arg(long = "set")]
     pub sets: Vec<String>,
+    /// Random opening plies before the agent plays (variety for deterministic agents).
+    #[arg(long, default_value_t = 0)]
     pub opening_plies: u32,
-    pub device: String,
+    #[command(flatten)]
+    pub device: super::DeviceArgs,
+    /// Compare two balance.json files instead: is the defenders' rate different?
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Option<Vec<PathBuf>>,
+    /// With --compare: print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
     pub quiet: bool,
+}
+
+/// Measures balance, or compares two earlier measurements with `--compare`.
+pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
+    match &a.compare {
+        Some(files) => compare(&files[0], &files[1], a.json, out),
+        None => {
+            // report.md quotes the command line, so a report says how it was made.
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            measure(a, &command, out)
+        }
+    }
 }
 
 fn variant_with_sets(spec: &str, sets: &[String]) -> Result<Variant> {
@@ -33,14 +73,14 @@ fn variant_with_sets(spec: &str, sets: &[String]) -> Result<Variant> {
     Ok(tweaked)
 }
 
-pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
+fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
     let base: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
-    let base = base.default_device(&a.device);
+    let base = base.default_device(&a.device.device);
     let budgets: Vec<u32> = match &a.sims {
-        None => vec![base.sims],
+        None => vec![base.search.simulations],
         Some(list) => list
             .split(',')
             .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))
@@ -53,9 +93,7 @@ pub fn run(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     for name in a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
         for &sims in &budgets {
-            let mut agent = base.clone();
-            agent.sims = sims;
-            let agent = if a.sims.is_some() { agent.with_text(&base.text_with_sims(sims)) } else { agent };
+            let agent = base.clone().with_sims(sims);
             jobs.push(BalanceJob { variant: variant.clone(), changes: a.sets.clone(), agent });
         }
     }
@@ -91,7 +129,7 @@ fn read_rows(path: &Path) -> Result<Vec<BalanceRow>> {
     serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a balance.json file ({e})", path.display()))
 }
 
-pub fn compare(a: &Path, b: &Path, json: bool, out: &mut impl Write) -> Result<()> {
+fn compare(a: &Path, b: &Path, json: bool, out: &mut impl Write) -> Result<()> {
     let (ra, rb) = (read_rows(a)?, read_rows(b)?);
     let cmp = balance::compare(&ra, &rb);
     if cmp.is_empty() {
@@ -116,13 +154,5 @@ pub fn compare(a: &Path, b: &Path, json: bool, out: &mut impl Write) -> Result<(
             if c.significant { "different at the 5% level" } else { "no significant difference at the 5% level" }
         )?;
     }
-    Ok(())
-}
-
-pub fn run_report(run_dir: &Path, out_dir: Option<PathBuf>, out: &mut impl Write) -> Result<()> {
-    let rows = report::read_metrics(&run_dir.join("metrics.jsonl"))?;
-    let dir = out_dir.unwrap_or_else(|| run_dir.join("report"));
-    let files = report::write(&rows, &run_dir.display().to_string(), &dir)?;
-    writeln!(out, "{} generations; wrote {} files to {}", rows.len(), files.len(), dir.display())?;
     Ok(())
 }

@@ -16,42 +16,55 @@ use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::{RootPolicy, SearchConfig};
 use tafl_lab::selfplay::{self, SelfPlayConfig};
 
+/// Measure throughput and print figures.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
+
 #[derive(Subcommand)]
 pub enum BenchWhat {
-    /// Perft leaves/s and random playouts/s on one thread (copenhagen and brandubh).
-    Rules {
-        /// Print one JSON object instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Perft depth for copenhagen (4 is the reference figure; 3 is quick).
-        #[arg(long, default_value_t = 4)]
-        depth: u32,
-        /// Seconds of random playouts per variant.
-        #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
-        seconds: f64,
-    },
-    /// Network forward throughput and the evaluations per second search achieves in
-    /// self-play (lockstep games, Gumbel root), at the same batch size, for brandubh and
-    /// copenhagen with their default small networks (random weights).
-    Search {
-        /// Print one JSON object instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Seconds per measurement.
-        #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
-        seconds: f64,
-        /// Positions per network call.
-        #[arg(long, default_value_t = 256)]
-        batch: usize,
-        /// Simulations per move in the self-play measurement.
-        #[arg(long, default_value_t = 32)]
-        sims: u32,
-        #[command(flatten)]
-        device: super::DeviceArgs,
-        /// Variants to measure (comma-separated).
-        #[arg(long, default_value = "brandubh,copenhagen")]
-        variants: String,
-    },
+    Rules(RulesBenchArgs),
+    Search(SearchBenchArgs),
+}
+
+/// Perft leaves/s and random playouts/s on one thread (copenhagen and brandubh).
+#[derive(clap::Args)]
+pub struct RulesBenchArgs {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Perft depth for copenhagen (4 is the reference figure; 3 is quick).
+    #[arg(long, default_value_t = 4)]
+    pub depth: u32,
+    /// Seconds of random playouts per variant.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
+    pub seconds: f64,
+}
+
+/// Network forward throughput and the evaluations per second search achieves in
+/// self-play (lockstep games, Gumbel root), at the same batch size, for brandubh and
+/// copenhagen with their default small networks (random weights).
+#[derive(clap::Args)]
+pub struct SearchBenchArgs {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds per measurement.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Positions per network call.
+    #[arg(long, default_value_t = 256)]
+    pub batch: usize,
+    /// Simulations per move in the self-play measurement.
+    #[arg(long, default_value_t = 32)]
+    pub sims: u32,
+    #[command(flatten)]
+    pub device: super::DeviceArgs,
+    /// Variants to measure (comma-separated).
+    #[arg(long, default_value = "brandubh,copenhagen")]
+    pub variants: String,
 }
 
 /// `--seconds` must be a positive, finite number of seconds.
@@ -63,21 +76,10 @@ fn check_seconds(seconds: f64) -> Result<()> {
     }
 }
 
-pub fn run(what: BenchWhat, out: &mut impl Write) -> Result<()> {
-    match &what {
-        BenchWhat::Rules { depth, seconds, .. } => {
-            check_seconds(*seconds)?;
-            if *depth == 0 || *depth + 1 > tafl_lab::rules::perft::MAX_DEPTH {
-                anyhow::bail!("--depth {depth}: expected 1 to {}", tafl_lab::rules::perft::MAX_DEPTH - 1);
-            }
-        }
-        BenchWhat::Search { seconds, .. } => check_seconds(*seconds)?,
-    }
-    match what {
-        BenchWhat::Rules { json, depth, seconds } => rules(json, depth, seconds, out),
-        BenchWhat::Search { json, seconds, batch, sims, device, variants } => {
-            search(json, seconds, batch.max(1), sims.max(1), &device.device, &variants, out)
-        }
+pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
+    match &args.what {
+        BenchWhat::Rules(a) => rules(a, out),
+        BenchWhat::Search(a) => search(a, out),
     }
 }
 
@@ -107,7 +109,12 @@ fn playout_rate(name: &str, seconds: f64) -> (u64, f64, f64) {
     (games, games as f64 / secs, plies as f64 / games as f64)
 }
 
-fn rules(json: bool, depth: u32, seconds: f64, out: &mut impl Write) -> Result<()> {
+fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
+    let RulesBenchArgs { json, depth, seconds } = *args;
+    check_seconds(seconds)?;
+    if depth == 0 || depth + 1 > tafl_lab::rules::perft::MAX_DEPTH {
+        anyhow::bail!("--depth {depth}: expected 1 to {}", tafl_lab::rules::perft::MAX_DEPTH - 1);
+    }
     let (cph_leaves, cph_rate) = perft_rate("copenhagen", depth);
     let bdepth = depth + 1;
     let (br_leaves, br_rate) = perft_rate("brandubh", bdepth);
@@ -207,8 +214,10 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
     })
 }
 
-fn search(json: bool, seconds: f64, batch: usize, sims: u32, device: &str, variants: &str, out: &mut impl Write) -> Result<()> {
-    let device = tafl_lab::nn::parse_device(device)?;
+fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
+    check_seconds(args.seconds)?;
+    let (json, seconds, batch, sims, variants) = (args.json, args.seconds, args.batch.max(1), args.sims.max(1), &args.variants);
+    let device = tafl_lab::nn::parse_device(&args.device.device)?;
     let threads = super::cores();
     tafl_lab::nn::set_torch_threads(threads);
     let mut figures = Vec::new();

@@ -1,11 +1,35 @@
-//! `tafl-lab train` and `tafl-lab selfplay`: the main job and its workers, with progress bars
-//! (or plain lines with --quiet).
+//! `tafl-lab train`: the main job, with progress bars (or plain lines with --quiet). Its
+//! `BarReporter` also shows the progress of `selfplay` workers.
 
 use anyhow::{anyhow, Result};
 use indicatif::ProgressBar;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use tafl_lab::train::{self, Overrides, Reporter, RunConfig, DEFAULT_CONFIG};
+
+/// Train a network by self-play in generations (the main job). With no --config, the
+/// embedded default trains brandubh on a CPU within the budget it prints at start.
+#[derive(clap::Args)]
+pub struct TrainArgs {
+    /// Run config (configs/runs/*.toml); default: the embedded brandubh config.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Run directory (default: runs/<name>).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Continue the run in --run-dir (its saved config is used).
+    #[arg(long)]
+    pub resume: bool,
+    /// Stop after this generation (overrides the config's budget).
+    #[arg(long)]
+    pub generations: Option<u64>,
+    /// Stop before this many minutes of run time in total (overrides the config's budget).
+    #[arg(long, allow_negative_numbers = true)]
+    pub minutes: Option<f64>,
+    /// No progress bars; one line per generation.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
 /// Progress bars on the terminal; `quiet` keeps only the lines.
 pub struct BarReporter {
@@ -48,12 +72,10 @@ impl Reporter for BarReporter {
     }
 }
 
-fn threads() -> usize {
-    super::cores()
-}
-
-pub fn train(config: Option<&Path>, run_dir: Option<PathBuf>, resume: bool, overrides: Overrides, quiet: bool) -> Result<()> {
+pub fn run(args: &TrainArgs) -> Result<()> {
+    let overrides = Overrides { generations: args.generations, minutes: args.minutes };
     overrides.validate()?;
+    let config = args.config.as_deref();
     let given = match config {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
@@ -61,24 +83,16 @@ pub fn train(config: Option<&Path>, run_dir: Option<PathBuf>, resume: bool, over
         }
         None => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
     };
-    let dir = run_dir.unwrap_or_else(|| PathBuf::from("runs").join(&given.name));
+    let dir = args.run_dir.clone().unwrap_or_else(|| PathBuf::from("runs").join(&given.name));
     // A resumed run trains with its saved config, so everything is sized from that one.
-    let cfg = train::effective_config(Some(given.clone()), &dir, resume)?;
-    let reporter = BarReporter::new(quiet);
+    let cfg = train::effective_config(Some(given.clone()), &dir, args.resume)?;
+    let reporter = BarReporter::new(args.quiet);
     if let (Some(p), true) = (config, cfg != given) {
         reporter.line(&format!("note: --resume continues with the run's saved config; {} is not used", p.display()));
     }
     // One self-play thread per core share; torch's thread count is set once.
-    tafl_lab::nn::set_torch_threads(train::torch_threads(&cfg, threads()));
-    train::train(Some(cfg), &dir, resume, &overrides, &reporter)?;
+    tafl_lab::nn::set_torch_threads(train::torch_threads(&cfg, super::cores()));
+    train::train(Some(cfg), &dir, args.resume, &overrides, &reporter)?;
     reporter.line(&format!("run directory: {} (metrics.jsonl, models/latest)", dir.display()));
-    Ok(())
-}
-
-pub fn selfplay(run_dir: &Path, games: u64, minutes: f64, name: &str, quiet: bool) -> Result<()> {
-    tafl_lab::nn::set_torch_threads(threads());
-    let reporter = BarReporter::new(quiet);
-    let n = train::worker(run_dir, name, games, minutes, &reporter)?;
-    reporter.line(&format!("worker wrote {n} games to {}", run_dir.join("games").display()));
     Ok(())
 }

@@ -27,10 +27,13 @@ use crate::rules::{Move, MoveError, Position, Side, Square};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Dirichlet noise mixed into the root priors (self-play exploration).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Dirichlet noise mixed into the root priors (self-play exploration). In a TOML table
+/// (`noise = { fraction = 0.25 }`) a missing field takes its default.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Noise {
     /// Alpha times the number of legal moves (alpha is scaled to the move count, as KataGo
     /// does: 10.8 ≈ 0.03 x 361 of AlphaZero's Go setting).
@@ -45,14 +48,39 @@ impl Default for Noise {
     }
 }
 
-/// How the root chooses where simulations go.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// How the root chooses where simulations go. In TOML: `root = { kind = "puct" }` or
+/// `root = { kind = "gumbel", k = 16 }` (the other Gumbel constants default to the paper's).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum RootPolicy {
     /// PUCT everywhere (AlphaZero).
     Puct,
     /// Gumbel-top-k sampling of `k` root moves and sequential halving among them (Danihelka
     /// et al. 2022); PUCT below the root. `gumbel_scale` 0 turns the sampling off.
-    Gumbel { k: usize, c_visit: f32, c_scale: f32, gumbel_scale: f32 },
+    Gumbel {
+        #[serde(default = "default_k")]
+        k: usize,
+        #[serde(default = "default_c_visit")]
+        c_visit: f32,
+        #[serde(default = "default_c_scale")]
+        c_scale: f32,
+        #[serde(default = "default_gumbel_scale")]
+        gumbel_scale: f32,
+    },
+}
+
+// The paper's constants, one home each (serde's defaults and `RootPolicy::gumbel` use them).
+fn default_k() -> usize {
+    RootPolicy::DEFAULT_K
+}
+fn default_c_visit() -> f32 {
+    50.0
+}
+fn default_c_scale() -> f32 {
+    0.1
+}
+fn default_gumbel_scale() -> f32 {
+    1.0
 }
 
 impl RootPolicy {
@@ -61,12 +89,24 @@ impl RootPolicy {
 
     /// Gumbel root with the paper's constants.
     pub fn gumbel(k: usize) -> RootPolicy {
-        RootPolicy::Gumbel { k, c_visit: 50.0, c_scale: 0.1, gumbel_scale: 1.0 }
+        RootPolicy::Gumbel { k, c_visit: default_c_visit(), c_scale: default_c_scale(), gumbel_scale: default_gumbel_scale() }
     }
 }
 
-/// Search parameters.
-#[derive(Clone, Debug, PartialEq)]
+/// Search parameters: the one home of every search setting and its default. Agents
+/// (`arena::AgentSpec` holds one), self-play, run configs (`[selfplay.search]`) and the engine
+/// all use this type. As a TOML table every field is optional and takes its default:
+///
+/// ```toml
+/// simulations = 48
+/// c_puct = 1.5
+/// fpu_reduction = 0.2
+/// leaves_per_tree = 8
+/// root = { kind = "gumbel", k = 16 }
+/// noise = { fraction = 0.25 }     # PUCT roots only; leave out for none
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
     /// Simulations per move (new ones; visits kept from tree reuse come on top).
     pub simulations: u32,
@@ -75,11 +115,49 @@ pub struct SearchConfig {
     /// times the square root of the prior mass already visited (Leela Zero's rule).
     pub fpu_reduction: f32,
     /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart).
+    #[serde(rename = "leaves_per_tree")]
     pub batch: usize,
     /// Dirichlet noise for a PUCT root, mixed into the network's priors once per decision
     /// (`None`: the clean priors, as for the fast searches of playout cap randomization).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
     pub root: RootPolicy,
+}
+
+impl SearchConfig {
+    /// Checks values that parse but cannot work; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite_positive = |v: f32| v > 0.0 && v.is_finite();
+        if self.simulations == 0 {
+            return Err("simulations must be at least 1".into());
+        }
+        if self.batch == 0 {
+            return Err("leaves_per_tree must be at least 1".into());
+        }
+        if !finite_positive(self.c_puct) {
+            return Err(format!("c_puct = {}: must be a positive number", self.c_puct));
+        }
+        if !(self.fpu_reduction >= 0.0 && self.fpu_reduction.is_finite()) {
+            return Err(format!("fpu_reduction = {}: must be a number >= 0", self.fpu_reduction));
+        }
+        if let Some(n) = self.noise {
+            if self.root != RootPolicy::Puct {
+                return Err("noise applies to PUCT roots only (root.kind = \"puct\")".into());
+            }
+            if !(0.0..=1.0).contains(&n.fraction) || !finite_positive(n.alpha_total) {
+                return Err(format!("noise: fraction {} must be in [0, 1] and alpha_total {} positive", n.fraction, n.alpha_total));
+            }
+        }
+        if let RootPolicy::Gumbel { k, c_visit, c_scale, gumbel_scale } = self.root {
+            if k < 2 {
+                return Err(format!("root.k = {k}: must be at least 2"));
+            }
+            if !finite_positive(c_visit) || !finite_positive(c_scale) || !(gumbel_scale >= 0.0 && gumbel_scale.is_finite()) {
+                return Err("root: c_visit and c_scale must be positive, gumbel_scale >= 0".into());
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for SearchConfig {

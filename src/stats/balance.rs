@@ -69,8 +69,11 @@ impl BalanceRow {
 
     /// Sums up finished games.
     pub fn from_games(variant: &Variant, changes: &[String], agent: &AgentSpec, seed: u64, games: &[GameResult]) -> BalanceRow {
+        // Rules disagreements of external engines are not scored (they still show in `reasons`).
+        let all = games;
+        let games: Vec<&GameResult> = all.iter().filter(|g| g.winner().is_some()).collect();
         let n = games.len() as u64;
-        let count = |w: Option<Side>| games.iter().filter(|g| g.outcome.winner == w).count() as u64;
+        let count = |w: Option<Side>| games.iter().filter(|g| g.winner() == Some(w)).count() as u64;
         let (att, def, draw) = (count(Some(Side::Attackers)), count(Some(Side::Defenders)), count(None));
         let ci = |x: u64| {
             let (l, h) = wilson(x, n, Z95);
@@ -86,14 +89,14 @@ impl BalanceRow {
             k => (lengths[k / 2 - 1] + lengths[k / 2]) as f64 / 2.0,
         };
         let mut reasons: BTreeMap<String, u32> = Reason::ALL.iter().map(|r| (r.name().to_string(), 0)).collect();
-        for g in games {
-            *reasons.entry(g.outcome.reason.name().to_string()).or_default() += 1;
+        for g in all {
+            *reasons.entry(g.ending().to_string()).or_default() += 1;
         }
         BalanceRow {
             variant: variant.name.clone(),
             changes: changes.to_vec(),
             agent: agent.to_string(),
-            sims: agent.sims,
+            sims: agent.search.simulations,
             seed,
             games: n as u32,
             attackers_win: att as u32,

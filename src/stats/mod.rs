@@ -1,10 +1,13 @@
 //! Statistics of game results: confidence intervals for rates (Wilson), Elo differences with
-//! intervals, the sequential probability ratio test for matches, a two-proportion test for
-//! comparing balance runs, and the human reference figures balance reports show.
+//! intervals, joint Elo ratings of a field (Bradley-Terry, [`elo`]), the sequential
+//! probability ratio test for matches, a two-proportion test for comparing balance runs, and
+//! the human reference figures balance reports show.
 //!
 //! No dependencies beyond std: every formula is short and tested against published values.
 
 pub mod balance;
+pub mod elo;
+pub mod metrics;
 pub mod plot;
 pub mod report;
 
@@ -163,7 +166,8 @@ pub fn two_proportion_test(x1: u64, n1: u64, x2: u64, n2: u64) -> (f64, f64) {
     (z, 2.0 * (1.0 - normal_cdf(z.abs())))
 }
 
-/// Balance figures from human play, where they exist (`shared/reference/anchors.md`).
+/// Balance figures from human play, where they exist; `source` names the public statistics
+/// each comes from (aagenielsen.dk game records, World Tafl Federation statistics).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct HumanFigures {
     pub defenders_win: f64,

@@ -1,7 +1,10 @@
 //! `tafl-lab report`: a run's learning curves from `metrics.jsonl`, as Markdown and plots.
 
+use super::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
+use crate::arena::Wdl;
 use super::plot::{self, Chart, PlotError, Series};
 use crate::fsio::atomic_write;
+use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,11 +18,15 @@ pub enum ReportError {
     Plot(#[from] PlotError),
 }
 
-/// Reads `metrics.jsonl`; every line must be a JSON object with a generation.
-pub fn read_metrics(path: &Path) -> Result<Vec<Value>, ReportError> {
+/// Reads `metrics.jsonl`; every line must be a [`MetricsLine`].
+///
+/// # Errors
+/// When the file cannot be read, holds no line, or a line is not JSON, has no generation or
+/// lacks another field of a metrics line (the error names the line).
+pub fn read_metrics(path: &Path) -> Result<Vec<MetricsLine>, ReportError> {
     let err = |message: String| ReportError::Input { path: path.display().to_string(), message };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let rows: Vec<Value> = text
+    let rows: Vec<MetricsLine> = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -28,7 +35,7 @@ pub fn read_metrics(path: &Path) -> Result<Vec<Value>, ReportError> {
             if v["generation"].as_u64().is_none() {
                 return Err(err(format!("line {}: no generation", i + 1)));
             }
-            Ok(v)
+            MetricsLine::deserialize(&v).map_err(|e| err(format!("line {}: {e}", i + 1)))
         })
         .collect::<Result<_, _>>()?;
     if rows.is_empty() {
@@ -37,26 +44,24 @@ pub fn read_metrics(path: &Path) -> Result<Vec<Value>, ReportError> {
     Ok(rows)
 }
 
-fn opponents(rows: &[Value]) -> Vec<String> {
+/// Every opponent of the run, in order of first appearance.
+fn opponents(rows: &[MetricsLine]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for r in rows {
-        for e in r["eval"].as_array().into_iter().flatten() {
-            if let Some(o) = e["opponent"].as_str() {
-                if !out.iter().any(|x| x == o) {
-                    out.push(o.to_string());
-                }
-            }
+    for e in rows.iter().flat_map(|r| &r.eval) {
+        if !out.contains(&e.opponent) {
+            out.push(e.opponent.clone());
         }
     }
     out
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
+/// The row's match against `opponent`, if it had one.
+fn eval_against<'a>(r: &'a MetricsLine, opponent: &str) -> Option<&'a EvalMetrics> {
+    r.eval.iter().find(|e| e.opponent == opponent)
 }
 
 /// The Markdown learning-curve table.
-pub fn markdown(rows: &[Value], run: &str) -> String {
+pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
     let opp = opponents(rows);
     let mut s = format!("# Learning report: {run}\n\n");
     s.push_str("Per generation: wall time, losses, self-play per-side rates, and the evaluation score (Elo) against each opponent, with the model's W-D-L as attackers / as defenders.\n\n");
@@ -68,25 +73,24 @@ pub fn markdown(rows: &[Value], run: &str) -> String {
     s.push_str(&"---|".repeat(opp.len()));
     s.push('\n');
     for r in rows {
-        let sp = &r["selfplay"];
+        let sp = &r.selfplay;
         let _ = write!(
             s,
             "| {} | {:.1} | {:.2} / {:.2} | {:.0}% / {:.0}% / {:.0}% | {:.0} |",
-            r["generation"],
-            f(&r["wall_seconds"]) / 60.0,
-            f(&r["loss"]["policy"]),
-            f(&r["loss"]["value"]),
-            100.0 * f(&sp["attackers_win"]),
-            100.0 * f(&sp["defenders_win"]),
-            100.0 * f(&sp["draws"]),
-            f(&sp["mean_plies"])
+            r.generation,
+            r.wall_seconds / 60.0,
+            r.loss.policy,
+            r.loss.value,
+            100.0 * sp.attackers_win,
+            100.0 * sp.defenders_win,
+            100.0 * sp.draws,
+            sp.mean_plies
         );
         for o in &opp {
-            let e = r["eval"].as_array().into_iter().flatten().find(|e| e["opponent"].as_str() == Some(o));
-            match e {
+            match eval_against(r, o) {
                 Some(e) => {
-                    let wdl = |k: &str| format!("{}-{}-{}", e[k]["win"], e[k]["draw"], e[k]["loss"]);
-                    let _ = write!(s, " {:.0}% ({:+.0}), {} / {} |", 100.0 * f(&e["score"]), f(&e["elo"]), wdl("as_attackers"), wdl("as_defenders"));
+                    let wdl = |x: &Wdl| format!("{}-{}-{}", x.win, x.draw, x.loss);
+                    let _ = write!(s, " {:.0}% ({:+.0}), {} / {} |", 100.0 * e.score, e.elo, wdl(&e.as_attackers), wdl(&e.as_defenders));
                 }
                 None => s.push_str("  |"),
             }
@@ -98,39 +102,36 @@ pub fn markdown(rows: &[Value], run: &str) -> String {
 }
 
 /// Writes `learning.md` and the plots into `out`.
-pub fn write(rows: &[Value], run: &str, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
+pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let io = |p: &Path, e: std::io::Error| ReportError::Input { path: p.display().to_string(), message: e.to_string() };
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let md = out.join("learning.md");
     atomic_write(&md, markdown(rows, run).as_bytes()).map_err(|e| io(&md, e))?;
     let mut written = vec![md];
-    let gen = |r: &Value| f(&r["generation"]);
-    let eval_series = |x: &dyn Fn(&Value) -> f64, y: &dyn Fn(&Value) -> f64| -> Vec<Series> {
+    let gen = |r: &MetricsLine| r.generation as f64;
+    let eval_series = |x: &dyn Fn(&MetricsLine) -> f64, y: &dyn Fn(&EvalMetrics) -> f64| -> Vec<Series> {
         opponents(rows)
             .into_iter()
             .map(|o| Series {
                 name: format!("vs {o}"),
-                points: rows
-                    .iter()
-                    .filter_map(|r| r["eval"].as_array().into_iter().flatten().find(|e| e["opponent"].as_str() == Some(&o)).map(|e| (x(r), y(e))))
-                    .collect(),
+                points: rows.iter().filter_map(|r| eval_against(r, &o).map(|e| (x(r), y(e)))).collect(),
                 errors: Vec::new(),
             })
             .collect()
     };
-    let elo = eval_series(&gen, &|e| f(&e["elo"]));
+    let elo = eval_series(&gen, &|e| e.elo);
     written.extend(plot::write(&out.join("elo"), "Elo against each opponent", &Chart::Lines { x_label: "generation", y_label: "Elo difference", series: &elo, y_range: None, x_log2: false })?);
-    let scores = eval_series(&|r| f(&r["wall_seconds"]) / 60.0, &|e| f(&e["score"]));
+    let scores = eval_series(&|r| r.wall_seconds / 60.0, &|e| e.score);
     written.extend(plot::write(&out.join("scores"), "Score against each opponent", &Chart::Lines { x_label: "minutes", y_label: "score", series: &scores, y_range: Some((0.0, 1.0)), x_log2: false })?);
-    let side = |name: &str, key: &str| Series { name: name.to_string(), points: rows.iter().map(|r| (gen(r), f(&r["selfplay"][key]))).collect(), errors: Vec::new() };
-    let sides = [side("attackers win", "attackers_win"), side("defenders win", "defenders_win"), side("draws", "draws")];
+    let side = |name: &str, share: fn(&SelfPlayMetrics) -> f64| Series { name: name.to_string(), points: rows.iter().map(|r| (gen(r), share(&r.selfplay))).collect(), errors: Vec::new() };
+    let sides = [side("attackers win", |s| s.attackers_win), side("defenders win", |s| s.defenders_win), side("draws", |s| s.draws)];
     written.extend(plot::write(&out.join("selfplay"), "Self-play results by side", &Chart::Lines { x_label: "generation", y_label: "share of games", series: &sides, y_range: Some((0.0, 1.0)), x_log2: false })?);
-    let loss = |name: &str, key: &str| Series {
+    let loss = |name: &str, of: fn(&Losses) -> f64| Series {
         name: name.to_string(),
-        points: rows.iter().filter(|r| f(&r["train_steps"]) > 0.0).map(|r| (gen(r), f(&r["loss"][key]))).collect(),
+        points: rows.iter().filter(|r| r.train_steps > 0).map(|r| (gen(r), of(&r.loss))).collect(),
         errors: Vec::new(),
     };
-    let losses = [loss("policy", "policy"), loss("value", "value")];
+    let losses = [loss("policy", |l| l.policy), loss("value", |l| l.value)];
     written.extend(plot::write(&out.join("losses"), "Training losses", &Chart::Lines { x_label: "generation", y_label: "cross-entropy", series: &losses, y_range: None, x_log2: false })?);
     Ok(written)
 }

@@ -37,8 +37,12 @@ fn auto() -> String {
     "auto".into()
 }
 
+/// `[selfplay]`: how games are played. The full search's settings are a [`SearchConfig`]
+/// table, `[selfplay.search]`; configs written before it existed (with `simulations`, `root`,
+/// `gumbel_k`, `leaves_per_tree` and `noise_fraction` in `[selfplay]` itself) still read, so
+/// an old run directory resumes with the settings it was started with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "SelfPlayToml")]
 pub struct SelfPlaySection {
     /// New games per generation.
     pub games_per_generation: usize,
@@ -46,56 +50,120 @@ pub struct SelfPlaySection {
     pub games_in_flight: usize,
     /// Most positions per network call.
     pub batch: usize,
-    /// Leaves gathered from one tree per network call.
-    #[serde(default = "default_leaves_per_tree")]
-    pub leaves_per_tree: usize,
-    /// Simulations of a full search.
-    pub simulations: u32,
-    /// "gumbel" or "puct".
-    pub root: String,
-    #[serde(default = "default_k")]
-    pub gumbel_k: usize,
     /// Playout cap randomization: probability of a fast search (0 = off).
-    #[serde(default)]
     pub fast_probability: f32,
-    #[serde(default = "eight_u32")]
     pub fast_simulations: u32,
-    /// Simulations of the attackers' full searches (0 = `simulations`): more search for the
-    /// side that loses most self-play games.
-    #[serde(default)]
+    /// Simulations of the attackers' full searches (0 = `search.simulations`): more search for
+    /// the side that loses most self-play games.
     pub attacker_simulations: u32,
     /// Plies sampled with temperature 1 at the start of a game (PUCT root).
-    #[serde(default = "eight_u32")]
     pub temperature_plies: u32,
-    /// Dirichlet noise weight at PUCT roots of full searches (0 = off).
-    #[serde(default = "default_noise_fraction")]
-    pub noise_fraction: f32,
     /// Self-play worker threads in the trainer (each owns a copy of the model).
-    #[serde(default = "one_usize")]
     pub threads: usize,
     /// Games per shard file (a kill loses at most the unwritten games).
-    #[serde(default = "sixteen")]
     pub games_per_shard: usize,
     /// Play games in the trainer (true) or only consume shards from `selfplay` workers.
-    #[serde(default = "yes")]
     pub in_process: bool,
+    /// The full search (its visit counts are the policy targets). Last: TOML writes tables
+    /// after plain values.
+    pub search: SearchConfig,
 }
 
-// Defaults shared with the search layer come from it: one home for each number.
-fn default_leaves_per_tree() -> usize {
-    SearchConfig::default().batch
+/// `[selfplay]` as written: today's fields plus the spellings of older configs.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SelfPlayToml {
+    games_per_generation: usize,
+    games_in_flight: usize,
+    batch: usize,
+    #[serde(default)]
+    fast_probability: f32,
+    #[serde(default = "eight_u32")]
+    fast_simulations: u32,
+    #[serde(default)]
+    attacker_simulations: u32,
+    #[serde(default = "eight_u32")]
+    temperature_plies: u32,
+    #[serde(default = "one_usize")]
+    threads: usize,
+    #[serde(default = "sixteen")]
+    games_per_shard: usize,
+    #[serde(default = "yes")]
+    in_process: bool,
+    search: Option<SearchConfig>,
+    // Older spellings of the search settings.
+    simulations: Option<u32>,
+    root: Option<String>,
+    gumbel_k: Option<usize>,
+    leaves_per_tree: Option<usize>,
+    noise_fraction: Option<f32>,
 }
+
+impl SelfPlayToml {
+    /// The search an older config describes, read as it always was: `root` and
+    /// `simulations` required, Dirichlet noise (default fraction 0.25) on PUCT roots only.
+    fn legacy_search(&self) -> Result<SearchConfig, String> {
+        let simulations = self.simulations.ok_or("missing selfplay.search (or the older selfplay.simulations and selfplay.root)")?;
+        let root = match self.root.as_deref() {
+            Some("gumbel") => {
+                let k = self.gumbel_k.unwrap_or(RootPolicy::DEFAULT_K);
+                if k < 2 {
+                    return Err("selfplay.gumbel_k must be at least 2".into());
+                }
+                RootPolicy::gumbel(k)
+            }
+            Some("puct") => RootPolicy::Puct,
+            other => return Err(format!("selfplay.root = {:?}: expected \"gumbel\" or \"puct\"", other.unwrap_or(""))),
+        };
+        let fraction = self.noise_fraction.unwrap_or(Noise::default().fraction);
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(format!("selfplay.noise_fraction = {fraction}: must be in [0, 1]"));
+        }
+        let noise = (root == RootPolicy::Puct && fraction > 0.0).then_some(Noise { fraction, ..Noise::default() });
+        let batch = self.leaves_per_tree.unwrap_or(SearchConfig::default().batch);
+        Ok(SearchConfig { simulations, batch, root, noise, ..SearchConfig::default() })
+    }
+}
+
+impl TryFrom<SelfPlayToml> for SelfPlaySection {
+    type Error = String;
+
+    fn try_from(t: SelfPlayToml) -> Result<SelfPlaySection, String> {
+        let legacy = [
+            ("simulations", t.simulations.is_some()),
+            ("root", t.root.is_some()),
+            ("gumbel_k", t.gumbel_k.is_some()),
+            ("leaves_per_tree", t.leaves_per_tree.is_some()),
+            ("noise_fraction", t.noise_fraction.is_some()),
+        ];
+        let search = match (&t.search, legacy.iter().find(|(_, given)| *given)) {
+            (Some(_), Some((key, _))) => {
+                return Err(format!("selfplay.{key} is the older spelling of a [selfplay.search] setting: write the search settings in one place"))
+            }
+            (Some(search), None) => search.clone(),
+            (None, _) => t.legacy_search()?,
+        };
+        Ok(SelfPlaySection {
+            games_per_generation: t.games_per_generation,
+            games_in_flight: t.games_in_flight,
+            batch: t.batch,
+            fast_probability: t.fast_probability,
+            fast_simulations: t.fast_simulations,
+            attacker_simulations: t.attacker_simulations,
+            temperature_plies: t.temperature_plies,
+            threads: t.threads,
+            games_per_shard: t.games_per_shard,
+            in_process: t.in_process,
+            search,
+        })
+    }
+}
+
 fn eight_u32() -> u32 {
     8
 }
 fn sixteen() -> usize {
     16
-}
-fn default_k() -> usize {
-    RootPolicy::DEFAULT_K
-}
-fn default_noise_fraction() -> f32 {
-    Noise::default().fraction
 }
 fn one_usize() -> usize {
     1
@@ -224,21 +292,11 @@ impl RunConfig {
         positive("selfplay.games_per_generation", s.games_per_generation)?;
         positive("selfplay.games_in_flight", s.games_in_flight)?;
         positive("selfplay.batch", s.batch)?;
-        positive("selfplay.leaves_per_tree", s.leaves_per_tree)?;
-        positive("selfplay.simulations", s.simulations as usize)?;
         positive("selfplay.threads", s.threads)?;
         positive("selfplay.games_per_shard", s.games_per_shard)?;
-        if !["gumbel", "puct"].contains(&s.root.as_str()) {
-            return Err(format!("selfplay.root = {:?}: expected \"gumbel\" or \"puct\"", s.root));
-        }
-        if s.root == "gumbel" && s.gumbel_k < 2 {
-            return Err("selfplay.gumbel_k must be at least 2".into());
-        }
+        s.search.validate().map_err(|e| format!("selfplay.search.{e}"))?;
         if !(0.0..1.0).contains(&s.fast_probability) {
             return Err(format!("selfplay.fast_probability = {}: must be in [0, 1)", s.fast_probability));
-        }
-        if !(0.0..=1.0).contains(&s.noise_fraction) {
-            return Err(format!("selfplay.noise_fraction = {}: must be in [0, 1]", s.noise_fraction));
         }
         let t = &self.train;
         positive("train.window_positions", t.window_positions)?;
@@ -250,7 +308,8 @@ impl RunConfig {
         if !(0.0..1.0).contains(&t.momentum) {
             return Err(format!("train.momentum = {}: must be in [0, 1)", t.momentum));
         }
-        if t.weight_decay < 0.0 || t.value_weight < 0.0 || !(t.lr_decay > 0.0) {
+        let non_negative = |v: f64| v >= 0.0 && v.is_finite();
+        if !non_negative(t.weight_decay) || !non_negative(t.value_weight) || !(t.lr_decay > 0.0 && t.lr_decay.is_finite()) {
             return Err("train.weight_decay and train.value_weight must be >= 0, train.lr_decay > 0".into());
         }
         if !(t.value_discount > 0.0 && t.value_discount <= 1.0) {
@@ -279,12 +338,10 @@ impl RunConfig {
     /// The self-play settings this config describes.
     pub fn selfplay_config(&self) -> SelfPlayConfig {
         let s = &self.selfplay;
-        let root = if s.root == "gumbel" { RootPolicy::gumbel(s.gumbel_k) } else { RootPolicy::Puct };
-        let noise = (s.root == "puct" && s.noise_fraction > 0.0).then_some(Noise { fraction: s.noise_fraction, ..Noise::default() });
         SelfPlayConfig {
             games_in_flight: s.games_in_flight,
             batch: s.batch,
-            search: SearchConfig { simulations: s.simulations, batch: s.leaves_per_tree, root, noise, ..SearchConfig::default() },
+            search: s.search.clone(),
             fast_probability: s.fast_probability,
             fast_simulations: s.fast_simulations,
             attacker_simulations: s.attacker_simulations,
@@ -301,9 +358,15 @@ impl RunConfig {
 
     /// The model's agent spec for evaluation games.
     /// Built as a value, so a model path with a comma in it stays one path.
+    /// A Gumbel evaluation agent considers as many root moves as self-play's Gumbel root
+    /// (the default when self-play uses PUCT).
     pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
         use crate::arena::{AgentKind, AgentSpec};
         let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
-        AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).with_k_device(self.selfplay.gumbel_k, &self.device)
+        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).default_device(&self.device);
+        if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.search.root) {
+            spec.search.root = RootPolicy::gumbel(k);
+        }
+        spec
     }
 }

@@ -1,82 +1,38 @@
-//! `tafl-lab export`, `engine` and `play`: the model outside tafl-lab.
+//! `tafl-lab play`: a game against a model (or random-rollout MCTS) in the terminal, with
+//! hints, undo and the legal moves on request.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
-use tafl_lab::arena::{Agent, AgentKind, AgentSpec};
-use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
-use tafl_lab::export;
-use tafl_lab::nn::checkpoint;
+use std::path::PathBuf;
+use tafl_lab::arena::Agent;
 use tafl_lab::rules::notation::parse_move;
-use tafl_lab::rules::{Move, Position, Side, Variant};
+use tafl_lab::rules::{Move, Position, Side};
 
-pub fn run_export(model: &Path, out_dir: &Path, out: &mut impl Write) -> Result<()> {
-    let e = export::export(model, out_dir)?;
-    writeln!(
-        out,
-        "exported {} (generation {}, {} network) to {}: {}",
-        e.meta.variant,
-        e.meta.generation,
-        e.meta.net,
-        out_dir.display(),
-        e.files.iter().map(|f| f.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect::<Vec<_>>().join(", ")
-    )?;
-    writeln!(out, "weights sha256 {}", e.weights_sha256)?;
-    Ok(())
-}
-
-/// The agent for a model path (or random-rollout MCTS without one), and its variant.
-fn agent_for(model: Option<&Path>, variant: Option<&str>, sims: u32, device: &str) -> Result<(AgentSpec, Arc<Variant>)> {
-    match model {
-        Some(m) => {
-            let path = checkpoint::resolve(m)?;
-            let meta = checkpoint::read_meta(&path)?;
-            let mv = export::model_variant(&meta, &path)?;
-            if let Some(v) = variant {
-                let asked = Variant::from_spec(v)?;
-                meta.check_variant(&asked, &path)?;
-            }
-            let spec = AgentSpec::new(AgentKind::Az, Some(path), sims).default_device(device);
-            Ok((spec, Arc::new(mv)))
-        }
-        None => {
-            let v = Variant::from_spec(variant.unwrap_or("brandubh"))?;
-            Ok((AgentSpec::new(AgentKind::Mcts, None, sims), Arc::new(v)))
-        }
-    }
-}
-
-pub fn run_engine(protocol: &str, model: Option<&Path>, variant: Option<&str>, sims: u32, movetime: Option<u64>, device: &str) -> Result<()> {
-    if protocol != "opentafl" {
-        bail!("--protocol {protocol:?}: only opentafl is spoken");
-    }
-    tafl_lab::nn::set_torch_threads(super::cores());
-    let (agent, variant) = agent_for(model, variant, sims, device)?;
-    let time = match movetime {
-        Some(ms) => TimeControl::MoveTime(Duration::from_millis(ms.max(1))),
-        None => TimeControl::Simulations,
-    };
-    let mut engine = Engine::new(EngineConfig { agent, variant, time, seed: 1 })?;
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    engine.run(stdin.lock(), &mut stdout.lock())?;
-    Ok(())
-}
-
+/// Play a game against the AI in the terminal.
+#[derive(clap::Args)]
 pub struct PlayArgs {
+    /// Variant (default: the model's, else brandubh).
+    #[arg(long)]
     pub variant: Option<String>,
+    /// Model file, `latest` pointer or run directory (without: random-rollout MCTS).
+    #[arg(long)]
     pub model: Option<PathBuf>,
+    /// Your side.
+    #[arg(long, default_value = "defenders")]
     pub side: Side,
+    /// The AI's simulations per move.
+    #[arg(long, default_value_t = 400)]
     pub sims: u32,
-    pub device: String,
+    #[command(flatten)]
+    pub device: super::DeviceArgs,
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
-pub fn run_play(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()> {
+/// Plays one game, reading the human's moves and commands from `input`.
+pub fn run(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()> {
     tafl_lab::nn::set_torch_threads(super::cores());
-    let (spec, variant) = agent_for(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device)?;
+    let (spec, variant) = super::model_agent(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device.device)?;
     let mut ai = Agent::new(&spec, &variant, a.seed)?;
     let mut helper = Agent::new(&spec, &variant, a.seed ^ 1)?;
     let mut pos = Position::start(variant.clone());

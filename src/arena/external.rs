@@ -1,0 +1,573 @@
+//! External engines as agents: programs that speak HTP (the Hnefatafl Text Protocol of
+//! `hnefatafl-copenhagen`) or OTEP (the OpenTafl Engine Protocol), run as child processes.
+//!
+//! tafl-lab referees every game with its own rules. It keeps the game, sends the engine the
+//! moves it has not seen, asks for a move and checks it. What can go wrong ends the game in
+//! one of two ways ([`Fault`]):
+//! - a **rules disagreement**: the engine plays a move tafl-lab finds illegal, refuses a move
+//!   tafl-lab found legal, reports other captures than tafl-lab's, ends the game where
+//!   tafl-lab plays on, or (HTP) shows a board that differs from tafl-lab's. It is recorded
+//!   with the position and both views and never scored: neither program is known to be wrong;
+//! - a **forfeit**: the engine crashes, answers nothing within its time, resigns, or prints
+//!   something that is not a move. The engine loses that game, and its process is restarted
+//!   for the next one.
+//!
+//! The child's stdout is read on a thread of its own, so a silent or flooding engine cannot
+//! block the referee past its deadline; stderr is discarded (engines log there).
+
+use crate::rules::notation::{parse_move, position_string};
+use crate::rules::{Geometry, Move, Piece, Position, Side, Square, Variant};
+use serde::Serialize;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The protocol an external engine speaks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Htp,
+    Otep,
+}
+
+/// How to run an external engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalSpec {
+    pub protocol: Protocol,
+    pub cmd: PathBuf,
+    pub args: Vec<String>,
+    /// Most time the engine may take for one move before it forfeits the game.
+    pub move_time: Duration,
+    /// Most time for all its moves in one game (`None`: no game limit). OTEP engines are sent
+    /// the remaining time as their clock.
+    pub game_time: Option<Duration>,
+}
+
+impl ExternalSpec {
+    /// Default limit per move.
+    pub const DEFAULT_MOVE_SECONDS: f64 = 30.0;
+}
+
+/// Why a game ended without a result from the rules.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fault {
+    /// `side` lost by forfeit.
+    Forfeit { side: Side, reason: String },
+    /// tafl-lab and the engine (playing `side`) read the rules differently at `ply`.
+    Disagreement {
+        side: Side,
+        ply: u32,
+        /// The position (OpenTafl position string) before the disputed move or report.
+        position: String,
+        to_move: Side,
+        /// What tafl-lab's rules say.
+        ours: String,
+        /// What the engine said or did.
+        theirs: String,
+    },
+}
+
+impl Fault {
+    /// The winner the fault gives: `Some(winner)` for a forfeit, `None` for a disagreement
+    /// (never scored).
+    pub fn winner(&self) -> Option<Side> {
+        match self {
+            Fault::Forfeit { side, .. } => Some(side.opponent()),
+            Fault::Disagreement { .. } => None,
+        }
+    }
+
+    /// One line for logs and reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Fault::Forfeit { side, reason } => format!("{side} forfeit: {reason}"),
+            Fault::Disagreement { side, ply, position, to_move, ours, theirs } => {
+                format!("rules disagreement at ply {ply} (engine plays {side}; {to_move} to move in {position}): tafl-lab: {ours}; engine: {theirs}")
+            }
+        }
+    }
+}
+
+/// A running child process whose stdout lines arrive on a channel.
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Proc {
+    fn spawn(cmd: &Path, args: &[String]) -> Result<Proc, String> {
+        let mut child = Command::new(cmd)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", cmd.display()))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        // A line longer than any protocol line is garbage; keep its start.
+                        buf.truncate(4096);
+                        let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Proc { child, stdin, lines })
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|_| "the engine exited".to_string())
+    }
+
+    /// The next line before `deadline`.
+    fn recv(&mut self, deadline: Instant) -> Result<String, String> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(l) => Ok(l),
+            Err(RecvTimeoutError::Timeout) => Err("no answer in time".into()),
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.child.try_wait().ok().flatten().map(|s| format!(" ({s})")).unwrap_or_default();
+                Err(format!("the engine exited{status}"))
+            }
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An external engine playing one side at a time, kept in step with the referee's game.
+pub struct External {
+    spec: ExternalSpec,
+    variant: Arc<Variant>,
+    proc: Option<Proc>,
+    /// The moves the engine knows, from the start position.
+    known: Vec<Move>,
+    /// The position after `known`.
+    board: Position,
+    /// Whether the engine has been told about the current game.
+    started: bool,
+    /// The engine's time used in this game.
+    used: Duration,
+}
+
+/// The result of one exchange: a protocol step either works or ends the game with a fault.
+type Step<T> = Result<T, Fault>;
+
+impl External {
+    /// Checks that the engine can play `variant` (HTP: 7x7, 11x11 and 13x13 boards; OTEP:
+    /// rules an OpenTafl rules string can express). The process starts at the first move.
+    pub fn new(spec: ExternalSpec, variant: &Arc<Variant>) -> Result<External, String> {
+        let size = variant.geometry.size();
+        match spec.protocol {
+            Protocol::Htp if ![7, 11, 13].contains(&size) => {
+                return Err(format!("HTP engines play 7x7, 11x11 and 13x13 boards; {} is {size}x{size}", variant.name))
+            }
+            Protocol::Otep => {
+                crate::rules::notation::rules_string(variant).map_err(|e| format!("{}: {e}", variant.name))?;
+            }
+            _ => {}
+        }
+        if !command_exists(&spec.cmd) {
+            return Err(format!("cmd={}: no such program", spec.cmd.display()));
+        }
+        Ok(External {
+            board: Position::start(variant.clone()),
+            spec,
+            variant: variant.clone(),
+            proc: None,
+            known: Vec::new(),
+            started: false,
+            used: Duration::ZERO,
+        })
+    }
+
+    /// Forgets the game (the next move starts a new one with the engine).
+    pub fn reset(&mut self) {
+        if let (Some(p), true) = (self.proc.as_mut(), self.started) {
+            if self.spec.protocol == Protocol::Otep {
+                let _ = p.send("finish 0");
+            }
+        }
+        self.started = false;
+        self.known.clear();
+        self.board = Position::start(self.variant.clone());
+        self.used = Duration::ZERO;
+    }
+
+    /// The engine's move in `pos`, reached from the start position by `history`. A fault
+    /// ends the game; the process is then dropped and restarted for the next game.
+    pub fn respond(&mut self, pos: &Position, history: &[Move]) -> Step<Move> {
+        let side = pos.to_move();
+        let result = self.respond_inner(pos, history, side);
+        if result.is_err() {
+            self.proc = None;
+            self.started = false;
+        }
+        result
+    }
+
+    fn respond_inner(&mut self, pos: &Position, history: &[Move], side: Side) -> Step<Move> {
+        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        if self.proc.is_none() {
+            self.proc = Some(Proc::spawn(&self.spec.cmd, &self.spec.args).map_err(forfeit)?);
+            self.started = false;
+            if self.spec.protocol == Protocol::Otep {
+                self.await_hello(side)?;
+            }
+        }
+        // A position the history does not lead to (analysis of a set-up position) is given
+        // to an OTEP engine as such; HTP has no command to set up a position.
+        let mut reached = Position::start(self.variant.clone());
+        let detached = history.iter().any(|&m| reached.play(m).is_err()) || reached.hash() != pos.hash() || reached.to_move() != pos.to_move();
+        let history = if detached { &[][..] } else { history };
+        if detached || !self.started || !history.starts_with(&self.known) {
+            self.known.clear();
+            self.board = Position::start(self.variant.clone());
+            self.new_game(side)?;
+            self.started = !detached;
+            if detached {
+                if self.spec.protocol == Protocol::Htp {
+                    return Err(forfeit("an HTP engine plays from the start position: it needs the game's moves".into()));
+                }
+                self.proc().send(&format!("position {}", position_string(pos))).map_err(forfeit)?;
+                self.board = pos.clone();
+            }
+        }
+        let budget = self.budget();
+        let deadline = Instant::now() + budget;
+        let t0 = Instant::now();
+        let mv = match self.spec.protocol {
+            Protocol::Htp => self.htp_turn(history, side, deadline)?,
+            Protocol::Otep => self.otep_turn(history, side, deadline, budget)?,
+        };
+        self.used += t0.elapsed();
+        if !pos.is_legal(mv) {
+            return Err(self.disagreement(side, pos, format!("{mv} is not a legal move"), format!("played {mv}")));
+        }
+        Ok(mv)
+    }
+
+    /// Time for this move: the move limit, or what is left of the game limit if less.
+    fn budget(&self) -> Duration {
+        match self.spec.game_time {
+            Some(g) => self.spec.move_time.min(g.saturating_sub(self.used)),
+            None => self.spec.move_time,
+        }
+    }
+
+    fn proc(&mut self) -> &mut Proc {
+        self.proc.as_mut().expect("started before use")
+    }
+
+    fn disagreement(&self, side: Side, pos: &Position, ours: String, theirs: String) -> Fault {
+        Fault::Disagreement { side, ply: pos.ply(), position: position_string(pos), to_move: pos.to_move(), ours, theirs }
+    }
+
+    fn new_game(&mut self, side: Side) -> Step<()> {
+        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        match self.spec.protocol {
+            Protocol::Htp => {
+                let size = self.variant.geometry.size();
+                let deadline = Instant::now() + self.spec.move_time;
+                self.htp(&format!("board_size {size}"), side, deadline)?.map_err(|e| forfeit(format!("board_size {size}: {e}")))?;
+                let first = htp_role(self.board.to_move());
+                self.htp(&format!("first_move {first}"), side, deadline)?.map_err(|e| forfeit(format!("first_move: {e}")))?;
+                self.htp_compare_board(side, deadline, "the start position")
+            }
+            Protocol::Otep => {
+                let rules = crate::rules::notation::rules_string(&self.variant).expect("checked in new");
+                self.proc().send(&format!("rules {rules}")).map_err(forfeit)
+            }
+        }
+    }
+
+    // ----- HTP ---------------------------------------------------------------------------
+
+    /// Sends `cmd` and reads its reply: `Ok(text)` for `= text`, `Err(text)` for `? text`.
+    /// Then a `known_command` round trip skips whatever the engine printed after the reply
+    /// (boards, escape maps), so the next reply is read in step.
+    fn htp(&mut self, cmd: &str, side: Side, deadline: Instant) -> Step<Result<String, String>> {
+        let forfeit = |reason: String| Fault::Forfeit { side, reason: format!("{cmd}: {reason}") };
+        let p = self.proc();
+        p.send(cmd).map_err(forfeit)?;
+        let reply = loop {
+            let l = p.recv(deadline).map_err(forfeit)?;
+            if let Some(rest) = l.strip_prefix('=') {
+                break Ok(rest.trim().to_string());
+            }
+            if let Some(rest) = l.strip_prefix('?') {
+                break Err(rest.trim().to_string());
+            }
+        };
+        p.send("known_command tafl-lab-sync").map_err(forfeit)?;
+        let sync_deadline = deadline.max(Instant::now() + Duration::from_secs(5));
+        while p.recv(sync_deadline).map_err(forfeit)?.trim() != "= false" {}
+        Ok(reply)
+    }
+
+    fn htp_turn(&mut self, history: &[Move], side: Side, deadline: Instant) -> Step<Move> {
+        for &m in &history[self.known.len()..] {
+            let before = self.board.clone();
+            let mover = before.to_move();
+            let cmd = format!("play {} {} {}", htp_role(mover), m.from, m.to);
+            let ours = self.board.play(m).map_err(|e| Fault::Forfeit { side, reason: format!("referee: {e}") })?;
+            match self.htp(&cmd, side, deadline)? {
+                Err(e) => return Err(self.disagreement(side, &before, format!("{m} is legal"), format!("refused it: {e}"))),
+                Ok(text) => {
+                    let theirs = parse_squares(&text, before.geometry());
+                    let mut ours = ours.clone();
+                    ours.sort();
+                    if theirs.as_ref() != Some(&ours) {
+                        return Err(self.disagreement(side, &before, format!("{m} captures {}", squares_text(&ours)), format!("captures: {text:?}")));
+                    }
+                }
+            }
+            self.known.push(m);
+        }
+        let reply = self.htp("generate_move", side, deadline)?;
+        let text = match reply {
+            Ok(t) => t,
+            Err(e) if e.contains("over") => {
+                let status = self.htp("final_status", side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
+                return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
+            }
+            Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
+        };
+        let head = text.split(',').next().unwrap_or("").to_lowercase();
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let mv = match words.as_slice() {
+            ["play", _, "resigns", ..] | ["play", _, "resign", ..] => return Err(Fault::Forfeit { side, reason: "resigned".into() }),
+            ["play", role, from, to] => {
+                if parse_role(role) != Some(side) {
+                    return Err(Fault::Forfeit { side, reason: format!("moved for the other side: {text:?}") });
+                }
+                let g = self.board.geometry();
+                match (g.parse_square(from), g.parse_square(to)) {
+                    (Ok(f), Ok(t)) => Move::new(f, t),
+                    _ => return Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+                }
+            }
+            _ => return Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+        };
+        let before = self.board.clone();
+        if !before.is_legal(mv) {
+            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {mv}")));
+        }
+        self.board.play(mv).expect("legal");
+        self.known.push(mv);
+        if self.board.outcome().is_none() {
+            self.htp_compare_board(side, deadline, &format!("after {mv}"))?;
+        }
+        Ok(mv)
+    }
+
+    /// Compares the engine's board (`show_board_open_tafl`, top row first) with tafl-lab's.
+    fn htp_compare_board(&mut self, side: Side, deadline: Instant, when: &str) -> Step<()> {
+        let theirs = match self.htp("show_board_open_tafl", side, deadline)? {
+            Ok(t) => t,
+            Err(e) => return Err(Fault::Forfeit { side, reason: format!("show_board_open_tafl: {e}") }),
+        };
+        let g = self.board.geometry();
+        let Some(mut pieces) = parse_htp_board(&theirs, g) else {
+            return Err(Fault::Forfeit { side, reason: format!("unreadable board {theirs:?}") });
+        };
+        let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
+        let mut ours = self.board.pieces();
+        key(&mut ours);
+        key(&mut pieces);
+        if pieces != ours {
+            let b = self.board.clone();
+            let theirs_std = crate::rules::notation::pieces_string(g, &pieces);
+            return Err(self.disagreement(side, &b, format!("board {when}: {}", position_string(&b)), format!("board {theirs_std}")));
+        }
+        Ok(())
+    }
+
+    // ----- OTEP --------------------------------------------------------------------------
+
+    fn await_hello(&mut self, side: Side) -> Step<()> {
+        let deadline = Instant::now() + self.spec.move_time.max(Duration::from_secs(10));
+        loop {
+            let l = self.proc().recv(deadline).map_err(|e| Fault::Forfeit { side, reason: format!("waiting for hello: {e}") })?;
+            if l.trim() == "hello" {
+                return Ok(());
+            }
+        }
+    }
+
+    fn otep_turn(&mut self, history: &[Move], side: Side, deadline: Instant, budget: Duration) -> Step<Move> {
+        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        let unseen = &history[self.known.len()..];
+        // One move by the opponent since the engine's last move is an `opponent-move`; any
+        // other gap (an opening played before the engine's first turn) is a `position`.
+        let mut start = self.board.clone();
+        for &m in unseen {
+            start.play(m).map_err(|e| forfeit(format!("referee: {e}")))?;
+        }
+        let line = match unseen {
+            [m] if self.board.to_move() != side => format!("opponent-move {m} {}", position_string(&start)),
+            [] => String::new(),
+            _ => format!("position {}", position_string(&start)),
+        };
+        self.board = start;
+        self.known.extend_from_slice(unseen);
+        let timed = self.spec.game_time.is_some();
+        let p = self.proc();
+        if !line.is_empty() {
+            p.send(&line).map_err(forfeit)?;
+        }
+        p.send(&format!("play {}", side.name())).map_err(forfeit)?;
+        if timed {
+            let ms = budget.as_millis();
+            p.send(&format!("clock {ms} {ms} 0 0 0")).map_err(forfeit)?;
+        }
+        let first = self.known.is_empty();
+        let text = loop {
+            let l = self.proc().recv(deadline).map_err(forfeit)?;
+            let mut words = l.split_whitespace();
+            match (words.next(), words.next()) {
+                (Some("move"), Some(m)) => break m.to_string(),
+                (Some("error"), Some("-1")) => return Err(forfeit(format!("engine error: {l}"))),
+                (Some("error"), Some(_)) if first => {
+                    let b = self.board.clone();
+                    return Err(self.disagreement(side, &b, "these rules".into(), format!("refused them: {l}")));
+                }
+                _ => {} // status, analysis, simple-moves, rules echoes: not moves
+            }
+        };
+        let g = self.board.geometry();
+        let mv = parse_move(&text, g).map_err(|e| forfeit(format!("unreadable move: {e}")))?.mv;
+        let before = self.board.clone();
+        if !before.is_legal(mv) {
+            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {text}")));
+        }
+        self.board.play(mv).expect("legal");
+        self.known.push(mv);
+        let ack = format!("move {}", position_string(&self.board));
+        self.proc().send(&ack).map_err(forfeit)?;
+        Ok(mv)
+    }
+}
+
+impl Drop for External {
+    fn drop(&mut self) {
+        if let Some(p) = self.proc.as_mut() {
+            let _ = p.send(if self.spec.protocol == Protocol::Otep { "goodbye" } else { "quit" });
+            // Give it a moment to exit on its own; Proc's drop kills it otherwise.
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < deadline {
+                if p.child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+fn htp_role(side: Side) -> &'static str {
+    match side {
+        Side::Attackers => "attacker",
+        Side::Defenders => "defender",
+    }
+}
+
+fn parse_role(s: &str) -> Option<Side> {
+    match s.to_ascii_lowercase().as_str() {
+        "a" | "attacker" | "attackers" => Some(Side::Attackers),
+        "d" | "defender" | "defenders" => Some(Side::Defenders),
+        _ => None,
+    }
+}
+
+/// Squares separated by spaces, sorted (`None` if one does not parse).
+fn parse_squares(text: &str, g: Geometry) -> Option<Vec<Square>> {
+    let mut v: Vec<Square> = text.split_whitespace().map(|s| g.parse_square(&s.to_lowercase()).ok()).collect::<Option<_>>()?;
+    v.sort();
+    Some(v)
+}
+
+fn squares_text(v: &[Square]) -> String {
+    if v.is_empty() {
+        "nothing".into()
+    } else {
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Reads HTP's `show_board_open_tafl`: rows from the top rank down, `A`/`D`/`K` for
+/// attacker, defender and king, digits for runs of empty squares. Turned into tafl-lab's
+/// position string (rank 1 first, `t`/`T`/`K`) and read by the rules crate's parser.
+fn parse_htp_board(s: &str, g: Geometry) -> Option<Vec<(Square, Piece)>> {
+    let rows: Vec<&str> = s.trim().trim_matches('/').split('/').collect();
+    if rows.len() != g.size() as usize || s.contains(['t', 'T']) {
+        return None;
+    }
+    let ours: String = rows.iter().rev().map(|r| r.replace('A', "t").replace('D', "T")).collect::<Vec<_>>().join("/");
+    let (size, pieces) = crate::rules::notation::parse_position_string(&format!("/{ours}/")).ok()?;
+    (size == g.size()).then_some(pieces)
+}
+
+/// Whether `cmd` names a program: a path that exists, or a name found on `PATH`.
+fn command_exists(cmd: &Path) -> bool {
+    if cmd.components().count() > 1 {
+        return cmd.is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(cmd).is_file()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn htp_boards_read_top_rank_first() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let g = v.geometry;
+        // The 7x7 start in HTP's form: rank 7 first.
+        let pieces = parse_htp_board("/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
+        let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
+        let mut ours = Position::start(v).pieces();
+        key(&mut ours);
+        let mut theirs = pieces;
+        key(&mut theirs);
+        assert_eq!(theirs, ours);
+        // One piece moved from d7 to a7: the top row changes, not the bottom one.
+        let moved = parse_htp_board("/A6/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
+        assert!(moved.contains(&(g.parse_square("a7").unwrap(), Piece::Attacker)));
+        assert!(parse_htp_board("/3A3/", g).is_none());
+        assert!(parse_htp_board("/3A4/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
+        assert!(parse_htp_board("/3X3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
+    }
+
+    #[test]
+    fn capture_lists_parse_in_any_order_and_case() {
+        let g = Geometry::new(11).unwrap();
+        let a = parse_squares("c8 E8 ", g).unwrap();
+        let b = parse_squares("e8 c8", g).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(parse_squares("", g), Some(vec![]));
+        assert_eq!(parse_squares("c8 zz", g), None);
+    }
+}

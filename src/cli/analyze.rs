@@ -1,0 +1,115 @@
+//! `tafl-lab analyze`: one position searched by one agent, shown as the best move, its value,
+//! the most visited moves and the principal variation (or as one JSON object).
+
+use super::rules::PositionArgs;
+use anyhow::{anyhow, bail, Result};
+use serde_json::json;
+use std::io::Write;
+use std::time::Instant;
+use tafl_lab::arena::Agent;
+use tafl_lab::search::Proof;
+
+/// Search a position with an agent and print the best move, its value, the top moves and
+/// the principal variation.
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub pos: PositionArgs,
+    /// Agent spec: mcts:sims=N, az:model=PATH,sims=N or gumbel:model=PATH,sims=N,k=16.
+    #[arg(long, default_value = "mcts:sims=800")]
+    pub agent: String,
+    /// Print one JSON object (best_move, value, proof, pv, moves, ...).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub device: super::DeviceArgs,
+    /// How many root moves to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+fn proof_name(p: Proof) -> &'static str {
+    match p {
+        Proof::Unknown => "unknown",
+        Proof::Win => "win",
+        Proof::Loss => "loss",
+        Proof::Draw => "draw",
+    }
+}
+
+pub fn run(args: &AnalyzeArgs, out: &mut impl Write) -> Result<()> {
+    let spec = super::parse_agent("--agent", &args.agent, &args.device.device)?;
+    let pos = args.pos.position()?;
+    if let Some(o) = pos.outcome() {
+        bail!("the game is over ({o}); nothing to analyze");
+    }
+    if spec.external.is_some() {
+        return external_move(&spec, args, &pos, out);
+    }
+    if spec.search_config().is_none() {
+        bail!("--agent {spec}: a random player does not analyze; use mcts, az or gumbel");
+    }
+    tafl_lab::nn::set_torch_threads(super::cores());
+    let mut a = Agent::new(&spec, pos.variant(), 1)?;
+    let t = Instant::now();
+    let r = a.think(&pos).expect("a searching agent on an unfinished position");
+    let secs = t.elapsed().as_secs_f64();
+    let best = r.best.expect("unfinished positions have moves");
+    let fmt_q = |q: Option<f32>| q.map_or("-".to_string(), |q| format!("{q:+.3}"));
+    if args.json {
+        let moves: Vec<_> = r
+            .moves
+            .iter()
+            .take(args.top)
+            .map(|m| json!({"move": m.mv.to_string(), "visits": m.visits, "prior": m.prior, "q": m.q, "proof": proof_name(m.proof)}))
+            .collect();
+        let obj = json!({
+            "best_move": best.to_string(),
+            "value": r.value,
+            "proof": proof_name(r.proof),
+            "pv": r.pv.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "to_move": pos.to_move().name(),
+            "simulations": r.simulations,
+            "seconds": secs,
+            "moves": moves,
+        });
+        writeln!(out, "{obj}")?;
+        return Ok(());
+    }
+    writeln!(out, "{pos}")?;
+    writeln!(out, "agent {spec}: {} simulations in {secs:.2} s", r.simulations)?;
+    let proof = match r.proof {
+        Proof::Unknown => String::new(),
+        p => format!("  (proven {})", proof_name(p)),
+    };
+    writeln!(out, "best move: {best}  value {:+.3} for the {}{proof}", r.value, pos.to_move().name())?;
+    writeln!(out, "{:<10} {:>7} {:>7} {:>7}", "move", "visits", "prior", "q")?;
+    for m in r.moves.iter().take(args.top) {
+        let tag = match m.proof {
+            Proof::Unknown => "",
+            Proof::Win => "  wins",
+            Proof::Loss => "  loses",
+            Proof::Draw => "  draws",
+        };
+        writeln!(out, "{:<10} {:>7} {:>7.3} {:>7}{tag}", m.mv.to_string(), m.visits, m.prior, fmt_q(m.q))?;
+    }
+    writeln!(out, "pv: {}", r.pv.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" "))?;
+    Ok(())
+}
+
+/// An external engine's analysis is the move it would play (its protocol reports no search
+/// tafl-lab can read). An HTP engine is given the moves from the start (`--moves`); an OTEP
+/// engine is also given a set-up position.
+fn external_move(spec: &tafl_lab::arena::AgentSpec, args: &AnalyzeArgs, pos: &tafl_lab::rules::Position, out: &mut impl Write) -> Result<()> {
+    let history = args.pos.history()?.unwrap_or_default();
+    let mut a = Agent::new(spec, pos.variant(), 1)?;
+    let t = Instant::now();
+    let mv = a.respond(pos, &history).map_err(|f| anyhow!("--agent {spec}: {}", f.describe()))?;
+    let secs = t.elapsed().as_secs_f64();
+    if args.json {
+        writeln!(out, "{}", json!({"best_move": mv.to_string(), "to_move": pos.to_move().name(), "seconds": secs, "engine": spec.to_string()}))?;
+    } else {
+        writeln!(out, "{spec} plays {mv} for the {} ({secs:.1} s)", pos.to_move().name())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `tafl-lab match`: agent A against agent B with alternating sides and paired random openings,
+//! games in parallel; A's score with an Elo interval, optionally stopped early by an SPRT.
+
+use anyhow::{anyhow, bail, Result};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tafl_lab::arena::{self, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::rules::Variant;
+use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
+
+/// Play agent A against agent B, alternating sides, in parallel; print A's score and its
+/// win/draw/loss as each side.
+#[derive(clap::Args)]
+pub struct MatchArgs {
+    #[arg(long, default_value = "brandubh")]
+    pub variant: String,
+    /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16].
+    #[arg(long)]
+    pub a: String,
+    /// Agent B (same forms as --a).
+    #[arg(long)]
+    pub b: String,
+    /// Number of games (A attacks in even-numbered games).
+    #[arg(long, default_value_t = 20)]
+    pub games: usize,
+    /// Random seed: the same seed replays the same games.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Random opening plies shared by each pair of games (variety for deterministic agents).
+    #[arg(long, default_value_t = 2)]
+    pub opening_plies: u32,
+    /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub device: super::DeviceArgs,
+    /// Stop early once a sequential probability ratio test decides between
+    /// "A is ELO0 stronger" and "A is ELO1 stronger" (alpha = beta = 0.05), e.g. 0,30.
+    #[arg(long)]
+    pub sprt: Option<String>,
+    /// Write every game's moves to this file (a comment line, then the moves).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn wdl_text(w: Wdl) -> String {
+    format!("{}W {}D {}L", w.win, w.draw, w.loss)
+}
+
+pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
+    let variant = Arc::new(Variant::from_spec(&m.variant)?);
+    let a = super::parse_agent("--a", &m.a, &m.device.device)?;
+    let b = super::parse_agent("--b", &m.b, &m.device.device)?;
+    if m.games == 0 {
+        bail!("--games: must be at least 1");
+    }
+    // Games run in parallel across cores; each network evaluator then uses one torch thread.
+    tafl_lab::nn::set_torch_threads(1);
+    let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), m.quiet);
+    let points = std::sync::Mutex::new((0.0f64, 0usize));
+    let cfg = MatchConfig { games: m.games, seed: m.seed, opening_plies: m.opening_plies };
+    let t = Instant::now();
+    let sprt = match &m.sprt {
+        None => None,
+        Some(text) => {
+            let (e0, e1) = text
+                .split_once(',')
+                .and_then(|(x, y)| Some((x.trim().parse::<f64>().ok()?, y.trim().parse::<f64>().ok()?)))
+                .filter(|(x, y)| x < y)
+                .ok_or_else(|| anyhow!("--sprt {text:?}: expected ELO0,ELO1 with ELO0 < ELO1, e.g. 0,30"))?;
+            Some(Sprt::new(e0, e1))
+        }
+    };
+    let decided = |games: &[arena::GameResult]| {
+        sprt.is_some_and(|s| {
+            let w = MatchSummary::from_games(games).a_total();
+            s.decide(w.win as u64, w.draw as u64, w.loss as u64) != SprtDecision::Continue
+        })
+    };
+    let games = arena::play_match_until(
+        &variant,
+        &a,
+        &b,
+        &cfg,
+        &|g| {
+            let mut p = points.lock().expect("not poisoned");
+            if let Some(x) = g.a_points() {
+                p.0 += x;
+                p.1 += 1;
+            }
+            if let Some(f) = &g.fault {
+                bar.suspend(|| eprintln!("game {}: {}", g.index + 1, f.describe()));
+            }
+            bar.set_message(format!("A scores {:.1}%", 100.0 * p.0 / p.1.max(1) as f64));
+            bar.inc(1);
+        },
+        &decided,
+    )?;
+    bar.finish_and_clear();
+    if let Some(path) = &m.record {
+        let mut text = String::new();
+        for g in &games {
+            let moves: Vec<String> = g.moves.iter().map(|mv| mv.to_string()).collect();
+            let end = match (&g.outcome, &g.fault) {
+                (Some(o), _) => o.to_string(),
+                (None, Some(f)) => f.describe(),
+                (None, None) => "unfinished".into(),
+            };
+            text.push_str(&format!("# game {}: A ({a}) plays {}; {end}\n{}\n", g.index + 1, g.a_side.name(), moves.join(" ")));
+        }
+        tafl_lab::fsio::atomic_write(path, text.as_bytes()).map_err(|e| anyhow!("--record {}: {e}", path.display()))?;
+    }
+    let s = MatchSummary::from_games(&games);
+    let secs = t.elapsed().as_secs_f64();
+    let total = s.a_total();
+    let elo = elo_interval(total.win as u64, total.draw as u64, total.loss as u64);
+    let sprt_result = sprt.map(|sp| {
+        let llr = sp.llr(total.win as u64, total.draw as u64, total.loss as u64);
+        let (lo, hi) = sp.bounds();
+        (sp, llr, lo, hi, sp.decide(total.win as u64, total.draw as u64, total.loss as u64))
+    });
+    if m.json {
+        let obj = json!({
+            "variant": variant.name,
+            "a": a.to_string(),
+            "b": b.to_string(),
+            "games": s.games,
+            "a_score": s.a_score,
+            "a_as_attackers": s.a_as_attackers,
+            "a_as_defenders": s.a_as_defenders,
+            "a_total": s.a_total(),
+            "mean_plies": s.mean_plies,
+            "forfeits": s.forfeits,
+            "disagreements": s.disagreements,
+            "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
+            "elo": elo,
+            "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
+            "seed": m.seed,
+            "seconds": secs,
+        });
+        writeln!(out, "{obj}")?;
+    } else {
+        writeln!(
+            out,
+            "{}: A = {a}, B = {b}: {} games, A scores {:.1}% ({}); A as attackers {}, as defenders {}; mean {:.0} plies, {secs:.1} s",
+            variant.name,
+            s.games,
+            100.0 * s.a_score,
+            wdl_text(s.a_total()),
+            wdl_text(s.a_as_attackers),
+            wdl_text(s.a_as_defenders),
+            s.mean_plies,
+        )?;
+        if s.forfeits + s.disagreements > 0 {
+            writeln!(out, "{} forfeits (scored as losses), {} rules disagreements (not scored; see --json or --record)", s.forfeits, s.disagreements)?;
+        }
+        writeln!(out, "Elo difference (A - B): {:+.0} (95% interval {:+.0} to {:+.0})", elo.elo, elo.low, elo.high)?;
+        if let Some((sp, llr, lo, hi, d)) = sprt_result {
+            let verdict = match d {
+                SprtDecision::AcceptH1 => format!("H1 accepted: A is at least {} Elo stronger", sp.elo1),
+                SprtDecision::AcceptH0 => format!("H0 accepted: A is not {} Elo stronger (at most {})", sp.elo1, sp.elo0),
+                SprtDecision::Continue => "no decision yet (play more games)".into(),
+            };
+            writeln!(out, "SPRT [{}, {}]: LLR {llr:.2} (bounds {lo:.2}, {hi:.2}) after {} games: {verdict}", sp.elo0, sp.elo1, s.games)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,669 @@
+//! The Hnefatafl Text Protocol (HTP) of the `hnefatafl-copenhagen` programs (version 6.4.1),
+//! so that their drivers, or any host speaking it, can play a tafl-lab model.
+//!
+//! HTP is GTP-shaped: one command per line, whitespace-separated words, `#` starts a comment.
+//! A command that succeeds is answered `= <message>`; one that fails `? <reason>` and a blank
+//! line; a blank or comment-only line gets no answer. Commands: `board_size 7|11|13`,
+//! `first_move ROLE`, `play ROLE FROM TO`, `play ROLE resigns`, `generate_move [ROLE]`,
+//! `final_status`, `time_settings un-timed | fischer MINUTES ADD_SECONDS`, `show_board`,
+//! `show_board_open_tafl`, `play_from`, `play_to ROLE FROM`, `play_undo`, `known_command X`,
+//! `list_commands`, `name`, `version`, `protocol_version`, `quit` (no answer). A role is `a`,
+//! `attacker`, `d` or `defender` in any case and is written `attacker` / `defender`; a square
+//! is a file letter and a rank number, rank 1 at the bottom (tafl-lab's own notation), read in
+//! any case and written in lower case, or upper case on 13x13, as the reference program does.
+//!
+//! The game itself is tafl-lab's: `board_size` picks the preset of that size (7 `brandubh`,
+//! 11 `copenhagen`, 13 `copenhagen-13`) and every move, capture and `final_status` comes from
+//! `tafl_rules`, not from the reference program's rules (which differ on 7x7: there it is
+//! Copenhagen rules on a Brandubh board). What is kept from the reference is what a host can
+//! see: the reply formats, and that on 7x7 the defenders move first (`first_move` changes
+//! that). A model only plays its own variant: `board_size` of another variant is refused.
+//!
+//! Where the reference program is not a model to follow, this engine does otherwise:
+//! `generate_move` answers one line (the reference adds a debug line before it and an
+//! escape-distance map after it, and panics on 7x7), the end of input ends the engine (the
+//! reference reads empty lines forever), and clocks only budget thinking time (the reference
+//! also loses a game on time; here `final_status` is the rules' verdict alone).
+//!
+//! No input line makes the engine panic or exit, except `quit` and the end of input.
+
+use super::{fischer_budget, TimeControl};
+use crate::arena::{Agent, AgentError, AgentSpec};
+use crate::rules::{Move, Position, Side, Square, Variant};
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The commands this engine knows, in the order `list_commands` gives them (the reference
+/// program's list).
+pub const COMMANDS: [&str; 17] = [
+    "board_size",
+    "final_status",
+    "first_move",
+    "generate_move",
+    "known_command",
+    "list_commands",
+    "name",
+    "play",
+    "play_from",
+    "play_to",
+    "play_undo",
+    "protocol_version",
+    "quit",
+    "show_board",
+    "show_board_open_tafl",
+    "time_settings",
+    "version",
+];
+
+/// The HTP version the reference program reports.
+const PROTOCOL_VERSION: &str = "1-beta";
+
+/// The preset HTP's `board_size` stands for.
+fn preset_of_size(size: u8) -> Option<&'static str> {
+    match size {
+        7 => Some("brandubh"),
+        11 => Some("copenhagen"),
+        13 => Some("copenhagen-13"),
+        _ => None,
+    }
+}
+
+/// Who moves first in a new game: on 7x7 the defenders, as in the reference program;
+/// otherwise the variant's own rule.
+fn first_side(variant: &Variant) -> Side {
+    if variant.geometry.size() == 7 {
+        Side::Defenders
+    } else {
+        variant.rules.first
+    }
+}
+
+/// An HTP role: `a`, `attacker`, `d`, `defender`, any case.
+fn parse_role(text: &str) -> Result<Side, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "a" | "attacker" => Ok(Side::Attackers),
+        "d" | "defender" => Ok(Side::Defenders),
+        _ => Err(format!("bad role {text:?} (expected a, attacker, d or defender)")),
+    }
+}
+
+/// A role as HTP writes it.
+fn role_name(side: Side) -> &'static str {
+    match side {
+        Side::Attackers => "attacker",
+        Side::Defenders => "defender",
+    }
+}
+
+/// The engine's answer to one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// A blank or comment-only line: nothing is written.
+    Silent,
+    /// `= <message>`.
+    Success(String),
+    /// `? <reason>` and a blank line.
+    Failure(String),
+    /// `quit`: nothing is written and the engine stops.
+    Quit,
+}
+
+/// One step of the game, for `play_undo`.
+#[derive(Clone)]
+enum Step {
+    /// A move, with the position before it.
+    Move(Position),
+    /// A resignation.
+    Resign,
+}
+
+/// `time_settings fischer`: each side's time left and what is added after each of its moves.
+#[derive(Clone, Copy, Debug)]
+struct Fischer {
+    start: Duration,
+    increment: Duration,
+    /// Time left, attackers then defenders, as of the start of the current turn.
+    left: [Duration; 2],
+}
+
+/// Engine settings.
+pub struct HtpConfig {
+    pub agent: AgentSpec,
+    /// The variant of the first game (a model's own variant; else `copenhagen`, HTP's default
+    /// board).
+    pub variant: Arc<Variant>,
+    pub time: TimeControl,
+    pub seed: u64,
+}
+
+/// The protocol state machine.
+pub struct HtpEngine {
+    cfg: HtpConfig,
+    variant: Arc<Variant>,
+    agent: Agent,
+    position: Position,
+    /// Every step since the game began, for `play_undo`.
+    steps: Vec<Step>,
+    /// The side that resigned, which ends the game.
+    resigned: Option<Side>,
+    last: Option<Move>,
+    fischer: Option<Fischer>,
+    /// When the side to move began its turn (for the clock).
+    turn_started: Instant,
+}
+
+impl HtpEngine {
+    /// An engine with a new game of `cfg.variant`.
+    ///
+    /// # Errors
+    /// The agent cannot be built (a model that does not load, or is for another variant).
+    pub fn new(cfg: HtpConfig) -> Result<HtpEngine, AgentError> {
+        let agent = Agent::new(&cfg.agent, &cfg.variant, cfg.seed)?;
+        let variant = cfg.variant.clone();
+        let position = start(&variant, first_side(&variant));
+        Ok(HtpEngine {
+            variant,
+            agent,
+            position,
+            steps: Vec::new(),
+            resigned: None,
+            last: None,
+            fischer: None,
+            turn_started: Instant::now(),
+            cfg,
+        })
+    }
+
+    /// The current position (the game as the engine sees it).
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Runs the protocol until `quit` or the end of input. Lines that are not UTF-8 are read
+    /// lossily (and are then unknown commands, not the end of the engine).
+    ///
+    /// # Errors
+    /// Only reading or writing fails.
+    pub fn run(&mut self, mut input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if input.read_until(b'\n', &mut buf)? == 0 {
+                return Ok(());
+            }
+            let line = String::from_utf8_lossy(&buf);
+            match self.handle(&line) {
+                Reply::Silent => continue,
+                Reply::Success(m) => writeln!(out, "= {m}")?,
+                Reply::Failure(e) => write!(out, "? {}\n\n", e.replace(['\n', '\r'], " "))?,
+                Reply::Quit => return Ok(()),
+            }
+            out.flush()?;
+        }
+    }
+
+    /// Handles one line.
+    pub fn handle(&mut self, line: &str) -> Reply {
+        let line = line.split('#').next().unwrap_or("");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some((&cmd, args)) = words.split_first() else {
+            return Reply::Silent;
+        };
+        let result = match cmd {
+            "board_size" => self.board_size(args),
+            "first_move" => self.first_move(args),
+            "play" => self.play(args),
+            "generate_move" => self.generate_move(args),
+            "final_status" => Ok(self.final_status().to_string()),
+            "time_settings" => self.time_settings(args),
+            "show_board" => Ok(self.show_board()),
+            "show_board_open_tafl" => Ok(self.open_tafl_board()),
+            "play_from" => self.play_from(),
+            "play_to" => self.play_to(args),
+            "play_undo" => self.play_undo(),
+            "known_command" => match args.first() {
+                Some(c) => Ok(COMMANDS.contains(c).to_string()),
+                None => Err("expected: known_command COMMAND".to_string()),
+            },
+            "list_commands" => Ok(format!("\n{}", COMMANDS.join("\n"))),
+            "name" => Ok(env!("CARGO_PKG_NAME").to_string()),
+            "version" => Ok(env!("CARGO_PKG_VERSION").to_string()),
+            "protocol_version" => Ok(PROTOCOL_VERSION.to_string()),
+            "quit" => return Reply::Quit,
+            other => Err(format!("unrecognized command: {}", other.escape_debug())),
+        };
+        match result {
+            Ok(m) => Reply::Success(m),
+            Err(e) => Reply::Failure(e),
+        }
+    }
+
+    // ----- the game ---------------------------------------------------------------------------
+
+    /// A new game of `variant` with `first` to move; the clock starts again.
+    fn new_game(&mut self, variant: Arc<Variant>, first: Side) -> Result<(), String> {
+        if !Arc::ptr_eq(&variant, &self.variant) && !self.cfg.agent.uses_model() {
+            // A search without a model is built for its variant; a model never changes
+            // variant (`board_size` refuses any other).
+            self.agent = Agent::new(&self.cfg.agent, &variant, self.cfg.seed).map_err(|e| e.to_string())?;
+        }
+        self.agent.reset(self.cfg.seed);
+        self.position = start(&variant, first);
+        self.variant = variant;
+        self.steps.clear();
+        self.resigned = None;
+        self.last = None;
+        if let Some(f) = &mut self.fischer {
+            f.left = [f.start; 2];
+        }
+        self.turn_started = Instant::now();
+        Ok(())
+    }
+
+    fn board_size(&mut self, args: &[&str]) -> Result<String, String> {
+        let usage = "expected: board_size 7, board_size 11 or board_size 13";
+        let text = args.first().ok_or(usage)?;
+        let name = text.parse::<u8>().ok().and_then(preset_of_size).ok_or_else(|| format!("board_size {text}: {usage}"))?;
+        let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name)) };
+        if self.cfg.agent.uses_model()
+            && (variant.geometry != self.cfg.variant.geometry
+                || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
+        {
+            let size = self.cfg.variant.geometry.size();
+            return Err(format!(
+                "board_size {text}: the model plays {} ({size}x{size}), not {name}",
+                self.cfg.variant.name
+            ));
+        }
+        let first = first_side(&variant);
+        self.new_game(variant, first)?;
+        Ok(String::new())
+    }
+
+    fn first_move(&mut self, args: &[&str]) -> Result<String, String> {
+        let role = parse_role(args.first().ok_or("expected: first_move ROLE")?)?;
+        self.new_game(self.variant.clone(), role)?;
+        Ok(String::new())
+    }
+
+    /// The game's end, if any: a resignation or the rules' verdict.
+    fn winner(&self) -> Option<Option<Side>> {
+        match self.resigned {
+            Some(side) => Some(Some(side.opponent())),
+            None => self.position.outcome().map(|o| o.winner),
+        }
+    }
+
+    fn final_status(&self) -> &'static str {
+        match self.winner() {
+            None => "ongoing",
+            Some(Some(Side::Attackers)) => "attacker_wins",
+            Some(Some(Side::Defenders)) => "defender_wins",
+            Some(None) => "draw",
+        }
+    }
+
+    /// Why no move may be made, if the game is over.
+    fn over(&self) -> Option<String> {
+        if let Some(side) = self.resigned {
+            return Some(format!("the game is over: the {side} resigned"));
+        }
+        self.position.outcome().map(|o| format!("the game is over: {o}"))
+    }
+
+    /// A square of this board, in any case.
+    fn square(&self, text: &str) -> Result<Square, String> {
+        self.position.geometry().parse_square(&text.to_ascii_lowercase()).map_err(|e| e.to_string())
+    }
+
+    /// A square as HTP writes it: upper case on 13x13, lower case otherwise.
+    fn square_name(&self, sq: Square) -> String {
+        let s = sq.to_string();
+        if self.position.geometry().size() == 13 {
+            s.to_ascii_uppercase()
+        } else {
+            s
+        }
+    }
+
+    /// Charges the side that just moved with the time its turn took, and starts the next turn.
+    fn clock_move(&mut self, mover: Side) {
+        let now = Instant::now();
+        if let Some(f) = &mut self.fischer {
+            let left = &mut f.left[mover.index()];
+            *left = left.saturating_sub(now - self.turn_started) + f.increment;
+        }
+        self.turn_started = now;
+    }
+
+    /// Makes a legal move of the side to move and returns the captured squares.
+    fn make(&mut self, mv: Move) -> Result<Vec<Square>, String> {
+        let before = self.position.clone();
+        let mover = before.to_move();
+        let captures = self.position.play(mv).map_err(|e| e.to_string())?;
+        self.steps.push(Step::Move(before));
+        self.last = Some(mv);
+        self.clock_move(mover);
+        Ok(captures)
+    }
+
+    fn play(&mut self, args: &[&str]) -> Result<String, String> {
+        let usage = "expected: play ROLE FROM TO or play ROLE resigns";
+        let (Some(role), Some(from)) = (args.first(), args.get(1)) else {
+            return Err(usage.to_string());
+        };
+        let side = parse_role(role)?;
+        if let Some(why) = self.over() {
+            return Err(format!("play: {why}"));
+        }
+        if from.eq_ignore_ascii_case("resigns") || from.eq_ignore_ascii_case("resign") {
+            if side != self.position.to_move() {
+                return Err(format!("play: the {side} cannot resign on the {}' turn", self.position.to_move()));
+            }
+            self.steps.push(Step::Resign);
+            self.resigned = Some(side);
+            return Ok(String::new());
+        }
+        let to = args.get(2).ok_or(usage)?;
+        let mv = Move::new(self.square(from)?, self.square(to)?);
+        let to_move = self.position.to_move();
+        if side != to_move {
+            return Err(format!("play: it isn't the {side}' turn (the {to_move} are to move)"));
+        }
+        match self.position.piece_at(mv.from) {
+            None => return Err(format!("play: no piece on {}", self.square_name(mv.from))),
+            Some(p) if p.side() != side => {
+                return Err(format!("play: the piece on {} is not the {side}'", self.square_name(mv.from)))
+            }
+            Some(_) => {}
+        }
+        if !self.position.is_legal(mv) {
+            return Err(format!("play: {} {} is not legal here", self.square_name(mv.from), self.square_name(mv.to)));
+        }
+        let captures = self.make(mv)?;
+        Ok(captures.iter().map(|&s| format!("{} ", self.square_name(s))).collect())
+    }
+
+    /// The think time for the side to move: the fixed move time, a share of its Fischer clock,
+    /// or `None` (the simulation budget).
+    fn budget(&self) -> Option<Duration> {
+        match self.cfg.time {
+            TimeControl::MoveTime(t) => Some(t),
+            TimeControl::Simulations => self.fischer.map(|f| {
+                let left = f.left[self.position.to_move().index()].saturating_sub(self.turn_started.elapsed());
+                fischer_budget(left, f.increment)
+            }),
+        }
+    }
+
+    fn generate_move(&mut self, args: &[&str]) -> Result<String, String> {
+        let to_move = self.position.to_move();
+        if let Some(role) = args.first() {
+            let side = parse_role(role)?;
+            if side != to_move {
+                return Err(format!("generate_move: it isn't the {side}' turn (the {to_move} are to move)"));
+            }
+        }
+        if let Some(why) = self.over() {
+            return Err(format!("generate_move: {why}"));
+        }
+        let started = Instant::now();
+        let time = self.budget();
+        let (mv, score, loops) = match self.agent.think_for(&self.position, time) {
+            Some(r) => match r.best.filter(|&m| self.position.is_legal(m)) {
+                Some(m) => (m, r.value, r.simulations),
+                None => return Err("generate_move: the search found no legal move".to_string()),
+            },
+            // An agent without a search (random): its move, no value.
+            None => match self.agent.choose_for(&self.position, time) {
+                Some(m) => (m, 0.0, 0),
+                None => return Err("generate_move: no legal move".to_string()),
+            },
+        };
+        let delay = started.elapsed().as_millis();
+        self.make(mv)?;
+        Ok(format!(
+            "play {} {} {}, score: {score:.3}, delay milliseconds: {delay}, loops: {loops}",
+            role_name(to_move),
+            self.square_name(mv.from),
+            self.square_name(mv.to),
+        ))
+    }
+
+    fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {
+        let usage = "expected: time_settings un-timed or time_settings fischer MINUTES ADD_SECONDS";
+        let fischer = match args {
+            ["un-timed"] => None,
+            ["fischer", minutes, seconds] => {
+                let num = |t: &str| t.parse::<u32>().map_err(|_| format!("time_settings: {t:?} is not a whole number >= 0; {usage}"));
+                let start = Duration::from_secs(u64::from(num(minutes)?) * 60);
+                let increment = Duration::from_secs(u64::from(num(seconds)?));
+                Some(Fischer { start, increment, left: [start; 2] })
+            }
+            _ => return Err(usage.to_string()),
+        };
+        // As in the reference program, new time settings start a new game.
+        self.fischer = fischer;
+        let first = self.position_first();
+        self.new_game(self.variant.clone(), first)?;
+        Ok(String::new())
+    }
+
+    /// Who moved first in the current game.
+    fn position_first(&self) -> Side {
+        match self.steps.first() {
+            Some(Step::Move(p)) => p.to_move(),
+            _ if self.position.ply() % 2 == 0 => self.position.to_move(),
+            _ => self.position.to_move().opponent(),
+        }
+    }
+
+    fn play_undo(&mut self) -> Result<String, String> {
+        match self.steps.pop() {
+            None => Err("play_undo: it is the first move".to_string()),
+            Some(Step::Resign) => {
+                self.resigned = None;
+                Ok(String::new())
+            }
+            Some(Step::Move(before)) => {
+                self.position = before;
+                self.last = None;
+                self.turn_started = Instant::now();
+                Ok(String::new())
+            }
+        }
+    }
+
+    /// The squares the side to move can move from: `ROLE FROM FROM ...`.
+    fn play_from(&self) -> Result<String, String> {
+        if let Some(why) = self.over() {
+            return Err(format!("play_from: {why}"));
+        }
+        let mut from: Vec<Square> = self.position.legal_moves().iter().map(|m| m.from).collect();
+        from.dedup();
+        let mut out = role_name(self.position.to_move()).to_string();
+        for s in from {
+            out.push(' ');
+            out.push_str(&self.square_name(s));
+        }
+        Ok(out)
+    }
+
+    /// The squares a piece of the side to move can go to: `TO TO ...`.
+    fn play_to(&self, args: &[&str]) -> Result<String, String> {
+        let (Some(role), Some(from)) = (args.first(), args.get(1)) else {
+            return Err("play_to: expected 'play_to ROLE FROM'".to_string());
+        };
+        let side = parse_role(role)?;
+        let from = self.square(from)?;
+        if let Some(why) = self.over() {
+            return Err(format!("play_to: {why}"));
+        }
+        if side != self.position.to_move() {
+            return Err(format!("play_to: it isn't the {side}' turn"));
+        }
+        let to: Vec<String> =
+            self.position.legal_moves().iter().filter(|m| m.from == from).map(|m| self.square_name(m.to)).collect();
+        if to.is_empty() {
+            return Err(format!("play_to: no move from {}", self.square_name(from)));
+        }
+        Ok(to.join(" "))
+    }
+
+    /// tafl-lab's board (the last move marked) and the game's status and turn.
+    fn show_board(&self) -> String {
+        let board = self.position.board(self.last);
+        format!("\n{board}\nstatus: {}\nturn: {}", self.final_status(), role_name(self.position.to_move()))
+    }
+
+    /// The board in OpenTafl's notation as the reference program writes it: top rank first,
+    /// `A` attacker, `D` defender, `K` king, runs of empty squares as numbers.
+    fn open_tafl_board(&self) -> String {
+        let n = self.position.geometry().size();
+        let mut out = String::from("/");
+        for rank in (0..n).rev() {
+            let mut empty = 0;
+            for file in 0..n {
+                match self.position.piece_at(Square::new(file, rank)) {
+                    None => empty += 1,
+                    Some(p) => {
+                        if empty > 0 {
+                            out.push_str(&empty.to_string());
+                            empty = 0;
+                        }
+                        out.push(p.layout_char().to_ascii_uppercase());
+                    }
+                }
+            }
+            if empty > 0 {
+                out.push_str(&empty.to_string());
+            }
+            out.push('/');
+        }
+        out
+    }
+}
+
+/// The start of `variant` with `first` to move.
+fn start(variant: &Arc<Variant>, first: Side) -> Position {
+    let mut setup = Position::start(variant.clone()).to_setup();
+    setup.to_move = first;
+    // The start layout was valid with the other side to move; it is with this one.
+    Position::from_setup(variant.clone(), &setup).unwrap_or_else(|_| Position::start(variant.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(variant: &str) -> HtpEngine {
+        let variant = Arc::new(Variant::preset(variant));
+        HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 })
+            .unwrap()
+    }
+
+    fn ok(e: &mut HtpEngine, line: &str) -> String {
+        match e.handle(line) {
+            Reply::Success(m) => m,
+            r => panic!("{line:?} -> {r:?}"),
+        }
+    }
+
+    fn fails(e: &mut HtpEngine, line: &str) -> String {
+        match e.handle(line) {
+            Reply::Failure(m) => m,
+            r => panic!("{line:?} -> {r:?}"),
+        }
+    }
+
+    #[test]
+    fn the_start_boards_are_the_reference_programs() {
+        // As `show_board_open_tafl` of hnefatafl-text-protocol 6.4.1 prints them.
+        let mut e = engine("copenhagen");
+        assert_eq!(ok(&mut e, "show_board_open_tafl"), "/3AAAAA3/5A5/11/A4D4A/A3DDD3A/AA1DDKDD1AA/A3DDD3A/A4D4A/11/5A5/3AAAAA3/");
+        ok(&mut e, "board_size 7");
+        assert_eq!(ok(&mut e, "show_board_open_tafl"), "/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/");
+        assert_eq!(ok(&mut e, "play_from"), "defender c4 d3 d5 e4");
+        ok(&mut e, "board_size 13");
+        assert_eq!(
+            ok(&mut e, "show_board_open_tafl"),
+            "/3AAAAAAA3/6A6/13/A5D5A/A5D5A/A4DDD4A/AA1DDDKDDD1AA/A4DDD4A/A5D5A/A5D5A/13/6A6/3AAAAAAA3/"
+        );
+    }
+
+    #[test]
+    fn squares_are_read_in_any_case_and_written_as_the_board_size_wants() {
+        let mut e = engine("copenhagen");
+        assert_eq!(ok(&mut e, "play A D1 D2"), "");
+        assert_eq!(ok(&mut e, "play_to D E5"), "b5 c5 d5 e2 e3 e4");
+        ok(&mut e, "board_size 13");
+        assert!(ok(&mut e, "generate_move").starts_with("play attacker "), "attackers first on 13x13");
+        let r = ok(&mut e, "generate_move");
+        let words: Vec<&str> = r.split([' ', ',']).collect();
+        assert_eq!(words[1], "defender");
+        assert!(words[2].chars().next().unwrap().is_ascii_uppercase(), "{r}");
+    }
+
+    #[test]
+    fn resignation_ends_the_game_and_undo_takes_it_back() {
+        let mut e = engine("brandubh");
+        fails(&mut e, "play attacker resigns");
+        assert_eq!(ok(&mut e, "play defender resigns"), "");
+        assert_eq!(ok(&mut e, "final_status"), "attacker_wins");
+        assert!(fails(&mut e, "generate_move").contains("resigned"));
+        ok(&mut e, "play_undo");
+        assert_eq!(ok(&mut e, "final_status"), "ongoing");
+        fails(&mut e, "play_undo");
+    }
+
+    #[test]
+    fn captures_are_listed_each_with_a_space() {
+        let mut e = engine("brandubh");
+        ok(&mut e, "first_move attacker");
+        // The defender on c5 ends between attackers on b5 and d5.
+        for line in ["play a a4 a5", "play d d5 c5", "play a a5 b5"] {
+            ok(&mut e, line);
+        }
+        assert_eq!(ok(&mut e, "play d e4 e5"), "");
+        assert_eq!(ok(&mut e, "play a d6 d5"), "c5 ");
+    }
+
+    #[test]
+    fn no_line_makes_it_panic() {
+        // Every command with every pair of awkward arguments, on each board, with the game
+        // in progress and over.
+        let args = ["", "a", "D", "resigns", "a1", "M13", "s19", "t1", "a0", "a-1", "a99", "Ä1", "7", "13", "0", "-1",
+            "99999999999999999999", "fischer", "un-timed", "nan", "#", "\u{0}"];
+        let mut e = engine("brandubh");
+        for size in ["7", "11", "13"] {
+            for cmd in COMMANDS.iter().filter(|&&c| c != "quit").chain(&["", "frobnicate", "\u{feff}"]) {
+                for x in args {
+                    for y in args {
+                        e.handle(&format!("board_size {size}"));
+                        let _ = e.handle(&format!("{cmd} {x} {y}"));
+                        let _ = e.handle(&format!("{cmd} a {x} {y}"));
+                    }
+                }
+            }
+        }
+        e.handle("board_size 7");
+        e.handle("play d resigns");
+        for cmd in COMMANDS.iter().filter(|&&c| c != "quit") {
+            let _ = e.handle(&format!("{cmd} d d5 c5"));
+        }
+        assert_eq!(e.handle("quit"), Reply::Quit);
+    }
+
+    #[test]
+    fn fischer_time_budgets_a_move() {
+        let mut e = engine("brandubh");
+        ok(&mut e, "time_settings fischer 1 0");
+        let b = e.budget().expect("a clock budget");
+        assert!(b > Duration::from_millis(1000) && b <= Duration::from_millis(2000), "{b:?}");
+        fails(&mut e, "time_settings fischer -1 0");
+        fails(&mut e, "time_settings fischer 1");
+        ok(&mut e, "time_settings un-timed");
+        assert_eq!(e.budget(), None);
+    }
+}

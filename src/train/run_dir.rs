@@ -1,0 +1,187 @@
+//! The run directory: everything a run keeps between processes, so that a killed run resumes
+//! with the same command and separate worker processes find the model to play with.
+//!
+//! - `config.toml`: the resolved config, written at start; `--resume` and workers use it.
+//! - `run.json`: seed, tafl-lab version, variant and rules fingerprint, start time.
+//! - `state.json`: the last completed generation and the wall time spent (written last in a
+//!   generation, so a kill repeats at most the unfinished generation's training).
+//! - `models/NNNNNN.safetensors` (+ `.optim.safetensors`, the momentum buffers) and `latest`.
+//! - `games/gNNNNNN-WRITER-SEQ.shard`: self-play games played by model NNNNNN, written every
+//!   few games, so a kill loses at most the games in flight.
+//! - `metrics.jsonl`: one [`MetricsLine`] per generation.
+//!
+//! Every file is written atomically (temporary name, fsync, rename).
+
+use super::{io_err, optim, RunConfig, TrainError};
+use crate::fsio::atomic_write;
+use crate::nn::checkpoint::{self, ModelMeta};
+use crate::nn::TaflNet;
+use crate::rules::Variant;
+use crate::stats::metrics::MetricsLine;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use tch::Device;
+
+/// The files of a run directory.
+#[derive(Clone, Debug)]
+pub struct RunDir {
+    pub root: PathBuf,
+}
+
+impl RunDir {
+    pub fn new(root: &Path) -> RunDir {
+        RunDir { root: root.to_path_buf() }
+    }
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+    pub fn state(&self) -> PathBuf {
+        self.root.join("state.json")
+    }
+    pub fn metrics(&self) -> PathBuf {
+        self.root.join("metrics.jsonl")
+    }
+    pub fn models(&self) -> PathBuf {
+        self.root.join("models")
+    }
+    pub fn games(&self) -> PathBuf {
+        self.root.join("games")
+    }
+    pub fn model(&self, generation: u64) -> PathBuf {
+        self.models().join(format!("{generation:06}.safetensors"))
+    }
+    pub fn optimizer(&self, generation: u64) -> PathBuf {
+        self.models().join(format!("{generation:06}.optim.safetensors"))
+    }
+    pub fn latest(&self) -> PathBuf {
+        self.models().join("latest")
+    }
+
+    /// The saved config.
+    pub fn load_config(&self) -> Result<RunConfig, TrainError> {
+        let p = self.config();
+        let text = std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))?;
+        Ok(RunConfig::from_toml(&text, &p.display().to_string())?)
+    }
+
+    pub fn load_state(&self) -> Result<Option<RunState>, TrainError> {
+        let p = self.state();
+        match std::fs::read_to_string(&p) {
+            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| io_err(&p, format!("bad state file: {e}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&p, e)),
+        }
+    }
+
+    /// The generation `models/latest` points at.
+    pub fn latest_generation(&self) -> Result<u64, TrainError> {
+        let p = self.latest();
+        let text = std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))?;
+        text.trim().split('.').next().and_then(|g| g.parse().ok()).ok_or_else(|| io_err(&p, "malformed pointer"))
+    }
+
+    /// Shard files, sorted by name (so by generation, then writer).
+    pub fn shards(&self) -> Result<Vec<PathBuf>, TrainError> {
+        let dir = self.games();
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| io_err(&dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "shard"))
+            .collect();
+        v.sort();
+        Ok(v)
+    }
+
+    /// Saves `state.json`.
+    pub(super) fn save_state(&self, state: &RunState) -> Result<(), TrainError> {
+        write_json(&self.state(), state)
+    }
+
+    /// Saves generation `generation`'s model and momentum buffers, then points `latest` at it.
+    pub(super) fn save_generation(&self, net: &TaflNet, sgd: &optim::Sgd, variant: &Variant, cfg: &RunConfig, generation: u64) -> Result<(), TrainError> {
+        checkpoint::save(net, &ModelMeta::new(variant, cfg.net, generation), &self.model(generation))?;
+        sgd.save(&self.optimizer(generation))?;
+        let name = format!("{generation:06}.safetensors\n");
+        atomic_write(&self.latest(), name.as_bytes()).map_err(|e| io_err(&self.latest(), e))
+    }
+
+    /// Adds `line` to `metrics.jsonl`, dropping the lines of generations it replaces (a
+    /// generation redone after a kill). The file is rewritten whole (atomically) so that a
+    /// kill never leaves half a line.
+    pub(super) fn append_metrics(&self, line: &MetricsLine) -> Result<(), TrainError> {
+        let path = self.metrics();
+        let mut text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        let g = line.generation;
+        text = text
+            .lines()
+            .filter(|l| serde_json::from_str::<serde_json::Value>(l).ok().and_then(|v| v["generation"].as_u64()).is_some_and(|x| x < g))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        text.push_str(&line.to_json());
+        text.push('\n');
+        atomic_write(&path, text.as_bytes()).map_err(|e| io_err(&path, e))
+    }
+}
+
+/// Progress that survives restarts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub generation: u64,
+    pub wall_seconds: f64,
+    pub selfplay_games: u64,
+}
+
+/// The config a run in `dir` trains with: the saved one when resuming (the command line's
+/// `cfg` is then ignored), else `cfg`. Errors when `dir` already holds a run and `resume` is
+/// false, or holds none and it is true. Everything sized from the config (torch threads)
+/// must use this one.
+pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Result<RunConfig, TrainError> {
+    let rd = RunDir::new(dir);
+    match (rd.load_state()?, resume) {
+        (Some(s), false) => Err(TrainError::Run(format!(
+            "{} already holds a run (generation {}); add --resume to continue it, or choose another --run-dir",
+            dir.display(),
+            s.generation
+        ))),
+        (None, true) => Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
+        (Some(_), true) => rd.load_config(),
+        (None, false) => cfg.ok_or_else(|| TrainError::Run("no config".into())),
+    }
+}
+
+/// Creates the run: directories, `config.toml`, `run.json`, generation 0 (a fresh network
+/// seeded from the run seed) and `state.json`, in that order.
+pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant) -> Result<RunState, TrainError> {
+    for d in [rd.root.clone(), rd.models(), rd.games()] {
+        std::fs::create_dir_all(&d).map_err(|e| io_err(&d, e))?;
+    }
+    let text = toml::to_string(cfg).map_err(|e| TrainError::Run(format!("config: {e}")))?;
+    atomic_write(&rd.config(), text.as_bytes()).map_err(|e| io_err(&rd.config(), e))?;
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    write_json(
+        &rd.root.join("run.json"),
+        &json!({
+            "seed": cfg.seed,
+            "tafl_lab": env!("CARGO_PKG_VERSION"),
+            "variant": variant.name,
+            "rules_fingerprint": format!("{:016x}", variant.rules_fingerprint()),
+            "started_unix": since_epoch,
+        }),
+    )?;
+    tch::manual_seed(cfg.seed as i64);
+    let net = TaflNet::new(variant.geometry.size(), cfg.net, Device::Cpu);
+    rd.save_generation(&net, &optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay), variant, cfg, 0)?;
+    let state = RunState::default();
+    rd.save_state(&state)?;
+    Ok(state)
+}
+
+fn write_json(path: &Path, v: &impl Serialize) -> Result<(), TrainError> {
+    let text = serde_json::to_string_pretty(v).expect("serializes") + "\n";
+    atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))
+}

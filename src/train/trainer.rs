@@ -1,0 +1,307 @@
+//! The generation loop. A [`Trainer`] owns what lives across generations in one process (the
+//! model, its optimizer, the replay window, the shard gate, the config and the run's state);
+//! [`train`] opens one on a run directory and runs generations until the budget is spent.
+//!
+//! A generation: self-play with the current model (see `workers`), SGD steps on the window,
+//! a checkpoint, an evaluation against the previous model and the baselines, a
+//! [`MetricsLine`], and last `state.json`, so that a kill repeats at most the unfinished
+//! generation.
+
+use super::ingest::{fill_window, ShardGate};
+use super::replay::{self, ReplayWindow};
+use super::run_dir::create_run;
+use super::workers::{collect_worker_games, self_play_in_process};
+use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, RunState, TrainError};
+use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
+use crate::nn::checkpoint;
+use crate::nn::{parse_device, TaflNet};
+use crate::rules::{Side, Variant};
+use crate::selfplay::FinishedGame;
+use crate::stats::elo_from_score;
+use crate::stats::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+use tch::Device;
+
+/// Starts a new run in `dir` or resumes the one there, and trains until the budget is spent.
+pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overrides, reporter: &dyn Reporter) -> Result<(), TrainError> {
+    overrides.validate()?;
+    Trainer::open(cfg, dir, resume, overrides, reporter)?.run(reporter)
+}
+
+/// A run open in this process.
+pub(super) struct Trainer {
+    rd: RunDir,
+    /// The effective config, with the command line's budget applied.
+    cfg: RunConfig,
+    variant: Arc<Variant>,
+    device: Device,
+    net: TaflNet,
+    sgd: optim::Sgd,
+    window: ReplayWindow,
+    gate: ShardGate,
+    state: RunState,
+}
+
+/// What a generation's SGD steps did.
+struct Training {
+    lr: f64,
+    steps: usize,
+    /// Mean losses over the steps (0 without steps).
+    loss: Losses,
+}
+
+impl Trainer {
+    /// Creates the run in `dir` or resumes it: loads the latest model and its momentum
+    /// buffers, refills the replay window from the shards, and says where it starts.
+    pub(super) fn open(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overrides, reporter: &dyn Reporter) -> Result<Trainer, TrainError> {
+        let rd = RunDir::new(dir);
+        let mut cfg = effective_config(cfg, dir, resume)?;
+        let existing = rd.load_state()?;
+        if let Some(g) = overrides.generations {
+            cfg.budget.generations = g;
+        }
+        if let Some(m) = overrides.minutes {
+            cfg.budget.minutes = m;
+        }
+        let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
+        let device = parse_device(&cfg.device)?;
+        let state = match existing {
+            Some(s) => s,
+            None => create_run(&rd, &cfg, &variant)?,
+        };
+        let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
+        let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
+        let optim_path = rd.optimizer(state.generation);
+        if optim_path.exists() {
+            sgd.load(&optim_path)?;
+        }
+        let mut window = ReplayWindow::new(variant.clone(), cfg.train.window_positions, cfg.train.value_discount);
+        let mut gate = ShardGate::new(&variant);
+        // Games of a model saved just before a kill (its state.json not yet written) are no
+        // younger than the run.
+        let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
+        fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
+        reporter.line(&format!(
+            "{}: {} on {}, {} network, {:?} ({} torch threads); generation {}, {} positions in the window; budget: {}",
+            dir.display(),
+            cfg.name,
+            variant.name,
+            cfg.net,
+            device,
+            tch::get_num_threads(),
+            state.generation,
+            window.len(),
+            budget_text(&cfg)
+        ));
+        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, gate, state })
+    }
+
+    /// Runs generations until the budget is spent: the generation count, or the minutes
+    /// (counted across resumes), stopping before a generation as long as the last one would
+    /// overrun them.
+    pub(super) fn run(&mut self, reporter: &dyn Reporter) -> Result<(), TrainError> {
+        let started = Instant::now();
+        let base_wall = self.state.wall_seconds;
+        let mut last_generation_secs = 0.0;
+        loop {
+            let elapsed = base_wall + started.elapsed().as_secs_f64();
+            if self.cfg.budget.generations > 0 && self.state.generation >= self.cfg.budget.generations {
+                reporter.line(&format!("stopping: generation {} reached", self.state.generation));
+                break;
+            }
+            if self.cfg.budget.minutes > 0.0 && elapsed + last_generation_secs > self.cfg.budget.minutes * 60.0 {
+                reporter.line(&format!("stopping: the {} minute budget would be exceeded", self.cfg.budget.minutes));
+                break;
+            }
+            let t = Instant::now();
+            let clock = || base_wall + started.elapsed().as_secs_f64();
+            let deadline = (self.cfg.budget.minutes > 0.0).then_some(self.cfg.budget.minutes * 60.0);
+            let Some(line) = self.run_generation(deadline, &clock, reporter)? else {
+                // The budget ran out while waiting for workers: nothing of the generation is
+                // kept but its shards; the time spent counts.
+                self.state.wall_seconds = clock();
+                self.rd.save_state(&self.state)?;
+                break;
+            };
+            reporter.line(&line);
+            last_generation_secs = t.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    /// Plays, trains, saves and evaluates the next generation, appends its metrics line and
+    /// then saves the state; returns the generation's summary line, or `None` when `clock`
+    /// passed `deadline` while waiting for workers' games (nothing is then saved).
+    pub(super) fn run_generation(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<String>, TrainError> {
+        let generation = self.state.generation + 1;
+        // 1. Self-play with the current model.
+        let t = Instant::now();
+        let Some((games, evals)) = self.self_play(deadline, clock, reporter)? else {
+            return Ok(None);
+        };
+        let sp_secs = t.elapsed().as_secs_f64().max(1e-9);
+        self.state.selfplay_games += games.len() as u64;
+        let (att, def, draw, plies) = side_rates(&games);
+        // 2. Train.
+        let t = Instant::now();
+        let training = self.train_steps(generation, reporter);
+        let train_secs = t.elapsed().as_secs_f64();
+        self.rd.save_generation(&self.net, &self.sgd, &self.variant, &self.cfg, generation)?;
+        // 3. Evaluate.
+        let (eval, summary) = self.evaluate(generation, reporter)?;
+        let line = MetricsLine {
+            generation,
+            wall_seconds: clock(),
+            lr: training.lr,
+            train_steps: training.steps as u64,
+            train_seconds: train_secs,
+            loss: training.loss,
+            window_positions: self.window.len() as u64,
+            skipped_shards: self.gate.skipped() as u64,
+            selfplay: SelfPlayMetrics {
+                games: games.len() as u64,
+                seconds: sp_secs,
+                games_per_s: games.len() as f64 / sp_secs,
+                evals_per_s: evals as f64 / sp_secs,
+                attackers_win: att,
+                defenders_win: def,
+                draws: draw,
+                mean_plies: plies,
+            },
+            eval,
+        };
+        self.rd.append_metrics(&line)?;
+        self.state.generation = generation;
+        self.state.wall_seconds = clock();
+        self.rd.save_state(&self.state)?;
+        let loss = training.loss;
+        Ok(Some(format!(
+            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies | {}",
+            loss.total,
+            loss.policy,
+            loss.value,
+            games.len(),
+            games.len() as f64 / sp_secs,
+            100.0 * att,
+            100.0 * def,
+            100.0 * draw,
+            plies,
+            if summary.is_empty() { "no evaluation".to_string() } else { summary.join(", ") }
+        )))
+    }
+
+    /// The next generation's self-play games (each also added to the window) and the network
+    /// evaluations they took; `None` when the deadline passed waiting for workers.
+    fn self_play(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
+        let model_generation = self.state.generation;
+        if self.cfg.selfplay.in_process {
+            self_play_in_process(&self.rd, &self.cfg, &self.variant, self.device, model_generation, &mut self.window, &mut self.gate, reporter).map(Some)
+        } else {
+            collect_worker_games(&self.rd, &self.cfg, model_generation, &mut self.window, &mut self.gate, deadline, clock, reporter)
+        }
+    }
+
+    /// The generation's SGD steps on batches of the window, none while the window holds fewer
+    /// than `train.min_positions` positions. Batches are drawn from a generator seeded by the
+    /// run seed and the generation.
+    fn train_steps(&mut self, generation: u64, reporter: &dyn Reporter) -> Training {
+        let cfg = &self.cfg;
+        let lr = cfg.learning_rate(generation);
+        let mut rng = SmallRng::seed_from_u64(cfg.seed ^ generation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let (mut lt, mut lp, mut lv, mut steps) = (0.0, 0.0, 0.0, 0usize);
+        if self.window.len() >= cfg.train.min_positions.max(1) {
+            reporter.start(&format!("gen {generation} training"), cfg.train.steps_per_generation as u64);
+            for _ in 0..cfg.train.steps_per_generation {
+                let batch = self.window.batch(cfg.train.batch_size, &mut rng, self.device);
+                let (total, p, v) = replay::losses(&self.net, &batch, cfg.train.value_weight);
+                self.sgd.zero_grad();
+                total.backward();
+                self.sgd.step(lr);
+                lt += total.double_value(&[]);
+                lp += p.double_value(&[]);
+                lv += v.double_value(&[]);
+                steps += 1;
+                reporter.advance(1, &format!("loss {:.3}", lt / steps as f64));
+            }
+            reporter.finish();
+        }
+        let n = steps.max(1) as f64;
+        Training { lr, steps, loss: Losses { total: lt / n, policy: lp / n, value: lv / n } }
+    }
+
+    /// Matches of the saved model `generation` against the previous model and each baseline,
+    /// when the config asks for an evaluation this generation: one metrics entry and one
+    /// summary phrase per opponent.
+    fn evaluate(&self, generation: u64, reporter: &dyn Reporter) -> Result<(Vec<EvalMetrics>, Vec<String>), TrainError> {
+        let (cfg, rd) = (&self.cfg, &self.rd);
+        let mut eval = Vec::new();
+        let mut summary = Vec::new();
+        if cfg.eval.every > 0 && generation % cfg.eval.every == 0 && cfg.eval.games > 0 {
+            let me = cfg.eval_spec(&rd.model(generation));
+            let mut opponents: Vec<(String, AgentSpec)> = Vec::new();
+            if cfg.eval.previous {
+                opponents.push(("previous".into(), cfg.eval_spec(&rd.model(generation - 1))));
+            }
+            for b in &cfg.eval.baselines {
+                opponents.push((b.clone(), b.parse().map_err(|e| TrainError::Run(format!("eval.baselines: {e}")))?));
+            }
+            for (name, spec) in opponents {
+                let s = play_match(&self.variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
+                summary.push(format!("vs {name} {:.0}%", 100.0 * s.a_score));
+                eval.push(EvalMetrics {
+                    elo: elo_from_score(s.a_score, s.games),
+                    games: s.games,
+                    score: s.a_score,
+                    as_attackers: s.a_as_attackers,
+                    as_defenders: s.a_as_defenders,
+                    attackers_win: side_share(&s, Side::Attackers),
+                    defenders_win: side_share(&s, Side::Defenders),
+                    draws: (s.a_total().draw) as f64 / s.games.max(1) as f64,
+                    opponent: name,
+                });
+            }
+        }
+        Ok((eval, summary))
+    }
+}
+
+fn budget_text(cfg: &RunConfig) -> String {
+    let plural = |n: f64, unit: &str| format!("{n} {unit}{}", if n == 1.0 { "" } else { "s" });
+    match (cfg.budget.generations, cfg.budget.minutes) {
+        (0, m) if m <= 0.0 => "none (stop with Ctrl-C; --resume continues)".into(),
+        (0, m) => plural(m, "minute"),
+        (g, m) if m <= 0.0 => plural(g as f64, "generation"),
+        (g, m) => format!("{} or {}, whichever comes first", plural(g as f64, "generation"), plural(m, "minute")),
+    }
+}
+
+/// Shares of self-play games won by attackers, by defenders, drawn, and the mean length.
+fn side_rates(games: &[FinishedGame]) -> (f64, f64, f64, f64) {
+    let n = games.len().max(1) as f64;
+    let count = |w: Option<Side>| games.iter().filter(|g| g.outcome.winner == w).count() as f64 / n;
+    let plies = games.iter().map(|g| g.plies.len() as f64).sum::<f64>() / n;
+    (count(Some(Side::Attackers)), count(Some(Side::Defenders)), count(None), plies)
+}
+
+/// Share of a match's games won by `side` (whoever played it).
+fn side_share(s: &MatchSummary, side: Side) -> f64 {
+    let (a, d): (Wdl, Wdl) = (s.a_as_attackers, s.a_as_defenders);
+    let wins = match side {
+        Side::Attackers => a.win + d.loss,
+        Side::Defenders => d.win + a.loss,
+    };
+    wins as f64 / s.games.max(1) as f64
+}
+
+/// One evaluation match of `games` games, `a` against `b`, with a progress phase `label`.
+fn play_match(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize, seed: u64, label: &str, reporter: &dyn Reporter) -> Result<MatchSummary, TrainError> {
+    reporter.start(label, games as u64);
+    let cfg = MatchConfig { games, seed, opening_plies: 2 };
+    let results = arena::play_match(variant, a, b, &cfg, &|_| reporter.advance(1, "")).map_err(|e| TrainError::Run(e.to_string()))?;
+    reporter.finish();
+    Ok(MatchSummary::from_games(&results))
+}

@@ -86,7 +86,9 @@ impl PositionArgs {
     }
 
     /// The moves from the variant's start to [`PositionArgs::position`], when it is reached
-    /// that way (no `--position`); `None` for a set-up position.
+    /// that way (no `--position`); `None` for a set-up position. Used by `analyze` in
+    /// `tafl-lab-torch`; the front binary compiles this module without it.
+    #[allow(dead_code)]
     pub fn history(&self) -> Result<Option<Vec<tafl_rules::Move>>> {
         if self.position.is_some() {
             return Ok(None);

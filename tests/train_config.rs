@@ -62,10 +62,10 @@ fn budget_overrides_must_mean_something() {
         assert!(e.contains(needle) && e.lines().count() == 1, "{e}");
     };
     for m in [-5.0, 0.0, f64::NAN, f64::INFINITY, -0.0] {
-        bad(Overrides { minutes: Some(m), generations: None }, "--minutes");
+        bad(Overrides { minutes: Some(m), generations: None, init: None }, "--minutes");
     }
-    bad(Overrides { minutes: None, generations: Some(0) }, "--generations 0");
-    for ok in [Overrides::default(), Overrides { minutes: Some(0.05), generations: Some(1) }] {
+    bad(Overrides { minutes: None, generations: Some(0), init: None }, "--generations 0");
+    for ok in [Overrides::default(), Overrides { minutes: Some(0.05), generations: Some(1), init: None }] {
         ok.validate().unwrap();
     }
     // The config's own budget: NaN is no number of minutes.

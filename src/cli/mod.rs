@@ -16,6 +16,7 @@ mod export;
 mod r#match;
 mod new_model;
 mod play;
+mod pretrain;
 mod report;
 pub mod rules;
 mod selfplay;
@@ -92,6 +93,7 @@ enum Command {
     Match(r#match::MatchArgs),
     Tournament(tournament::TournamentArgs),
     Train(train::TrainArgs),
+    Pretrain(pretrain::PretrainArgs),
     Selfplay(selfplay::SelfplayArgs),
     Balance(balance::BalanceArgs),
     Report(report::ReportArgs),
@@ -113,6 +115,7 @@ pub fn run() -> Result<()> {
         Command::Match(args) => r#match::run(&args, &mut out)?,
         Command::Tournament(args) => tournament::run(&args, &mut out)?,
         Command::Train(args) => train::run(&args)?,
+        Command::Pretrain(args) => pretrain::run(&args, &mut out)?,
         Command::Selfplay(args) => selfplay::run(&args)?,
         Command::Balance(args) => balance::run(&args, &mut out)?,
         Command::Report(args) => report::run(&args, &mut out)?,

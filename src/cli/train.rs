@@ -26,6 +26,10 @@ pub struct TrainArgs {
     /// Stop before this many minutes of run time in total (overrides the config's budget).
     #[arg(long, allow_negative_numbers = true)]
     pub minutes: Option<f64>,
+    /// Start a new run from this model (e.g. one `pretrain` wrote) instead of a fresh
+    /// network: same variant, and the config's [net] must be its size.
+    #[arg(long, conflicts_with = "resume")]
+    pub init: Option<PathBuf>,
     /// No progress bars; one line per generation.
     #[arg(long)]
     pub quiet: bool,
@@ -73,7 +77,7 @@ impl Reporter for BarReporter {
 }
 
 pub fn run(args: &TrainArgs) -> Result<()> {
-    let overrides = Overrides { generations: args.generations, minutes: args.minutes };
+    let overrides = Overrides { generations: args.generations, minutes: args.minutes, init: args.init.clone() };
     overrides.validate()?;
     let config = args.config.as_deref();
     let given = match config {
@@ -84,6 +88,9 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         None => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
     };
     let dir = args.run_dir.clone().unwrap_or_else(|| PathBuf::from("runs").join(&given.name));
+    if let (Some(_), true) = (&args.init, dir.join("state.json").exists()) {
+        return Err(anyhow!("--init starts a new run, but {} already holds one; resume it without --init, or choose another --run-dir", dir.display()));
+    }
     // A resumed run trains with its saved config, so everything is sized from that one.
     let cfg = train::effective_config(Some(given.clone()), &dir, args.resume)?;
     let reporter = BarReporter::new(args.quiet);

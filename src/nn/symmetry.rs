@@ -11,6 +11,8 @@ use crate::rules::{Direction, Geometry, Move, Position, Setup, Square, Variant};
 pub struct Symmetry(pub u8);
 
 impl Symmetry {
+    /// The symmetry that changes nothing.
+    pub const IDENTITY: Symmetry = Symmetry(0);
     pub const ALL: [Symmetry; 8] =
         [Symmetry(0), Symmetry(1), Symmetry(2), Symmetry(3), Symmetry(4), Symmetry(5), Symmetry(6), Symmetry(7)];
 

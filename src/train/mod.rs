@@ -21,6 +21,7 @@
 pub mod config;
 mod ingest;
 pub mod optim;
+pub mod pretrain;
 pub mod replay;
 mod run_dir;
 mod trainer;
@@ -61,11 +62,14 @@ pub trait Reporter: Sync {
     fn line(&self, text: &str);
 }
 
-/// Command-line overrides of the budget.
+/// Command-line overrides of the budget, and the model a new run starts from.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub generations: Option<u64>,
     pub minutes: Option<f64>,
+    /// A new run's generation 0 is this model (e.g. from `pretrain`) instead of a fresh
+    /// network; it must be made for the run's variant and have the config's `[net]` size.
+    pub init: Option<std::path::PathBuf>,
 }
 
 impl Overrides {

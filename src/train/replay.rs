@@ -98,16 +98,29 @@ impl ReplayWindow {
 
     /// A batch of `size` samples drawn uniformly, each under a random symmetry.
     pub fn batch(&self, size: usize, rng: &mut impl Rng, device: Device) -> Batch {
+        let picks: Vec<(usize, Symmetry)> = (0..size)
+            .map(|_| (rng.gen_range(0..self.samples.len()), self.symmetries[rng.gen_range(0..self.symmetries.len())]))
+            .collect();
+        self.batch_of(&picks, device)
+    }
+
+    /// The samples `start..start + len` in order, as stored (no symmetry): for measuring.
+    pub fn batch_range(&self, start: usize, len: usize, device: Device) -> Batch {
+        let picks: Vec<(usize, Symmetry)> = (start..start + len).map(|i| (i, Symmetry::IDENTITY)).collect();
+        self.batch_of(&picks, device)
+    }
+
+    fn batch_of(&self, picks: &[(usize, Symmetry)], device: Device) -> Batch {
         let g = self.variant.geometry;
+        let size = picks.len();
         let (len, ps, n) = (self.encoder.len(), policy_size(g), g.size() as i64);
         let mut input = vec![0f32; size * len];
         let mut policy = vec![0f32; size * ps];
         let mut mask = vec![0f32; size];
         let mut wdl = vec![0f32; size * 3];
         let mut planes = vec![0f32; len];
-        for i in 0..size {
-            let s = &self.samples[rng.gen_range(0..self.samples.len())];
-            let sym = self.symmetries[rng.gen_range(0..self.symmetries.len())];
+        for (i, &(k, sym)) in picks.iter().enumerate() {
+            let s = &self.samples[k];
             for (x, &q) in planes.iter_mut().zip(&s.planes) {
                 *x = q as f32 / 255.0;
             }

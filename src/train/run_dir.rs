@@ -155,8 +155,26 @@ pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Res
 }
 
 /// Creates the run: directories, `config.toml`, `run.json`, generation 0 (a fresh network
-/// seeded from the run seed) and `state.json`, in that order.
-pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant) -> Result<RunState, TrainError> {
+/// seeded from the run seed, or the `init` model) and `state.json`, in that order. An `init`
+/// model is checked before anything is written.
+pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: Option<&Path>) -> Result<RunState, TrainError> {
+    let init_net = match init {
+        None => None,
+        Some(p) => {
+            let (net, meta) = checkpoint::load(p, Some(variant), Device::Cpu).map_err(|e| TrainError::Run(format!("--init: {e}")))?;
+            if meta.net != cfg.net {
+                return Err(TrainError::Run(format!(
+                    "--init {}: the model is a {} network but the config's [net] is {}; set [net] to blocks = {}, channels = {}",
+                    p.display(),
+                    meta.net,
+                    cfg.net,
+                    meta.net.blocks,
+                    meta.net.channels
+                )));
+            }
+            Some(net)
+        }
+    };
     for d in [rd.root.clone(), rd.models(), rd.games()] {
         std::fs::create_dir_all(&d).map_err(|e| io_err(&d, e))?;
     }
@@ -171,10 +189,13 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant) -> Res
             "variant": variant.name,
             "rules_fingerprint": format!("{:016x}", variant.rules_fingerprint()),
             "started_unix": since_epoch,
+            "init": init.map(|p| p.display().to_string()),
         }),
     )?;
-    tch::manual_seed(cfg.seed as i64);
-    let net = TaflNet::new(variant.geometry.size(), cfg.net, Device::Cpu);
+    let net = init_net.unwrap_or_else(|| {
+        tch::manual_seed(cfg.seed as i64);
+        TaflNet::new(variant.geometry.size(), cfg.net, Device::Cpu)
+    });
     rd.save_generation(&net, &optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay), variant, cfg, 0)?;
     let state = RunState::default();
     rd.save_state(&state)?;

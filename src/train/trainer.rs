@@ -70,8 +70,11 @@ impl Trainer {
         let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
         let device = parse_device(&cfg.device)?;
         let state = match existing {
+            Some(_) if overrides.init.is_some() => {
+                return Err(TrainError::Run(format!("--init starts a new run, but {} already holds one; resume it without --init", dir.display())));
+            }
             Some(s) => s,
-            None => create_run(&rd, &cfg, &variant)?,
+            None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
         };
         let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);

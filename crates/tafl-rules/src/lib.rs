@@ -47,6 +47,7 @@ pub mod notation;
 pub mod perft;
 pub mod play;
 pub mod position;
+pub mod records;
 pub mod ruleset;
 pub mod setup;
 pub mod types;

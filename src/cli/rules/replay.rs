@@ -6,6 +6,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use std::io::{Read, Write};
 use tafl_rules::notation::{self, parse_move, split_moves};
+use tafl_rules::records;
 use tafl_rules::{Position, Side};
 
 /// Replay a move list (a file or - for stdin) and print one JSON object per ply; with
@@ -91,6 +92,9 @@ fn replay(args: &PositionArgs, file: &str, out: &mut impl Write) -> Result<()> {
 /// goes to standard error.
 fn replay_games(args: &PositionArgs, file: &str, out: &mut impl Write) -> Result<()> {
     let text = read_input(file)?;
+    if records::detect_form(&text) != records::RecordForm::Numbered {
+        return replay_records(args, file, &text, out);
+    }
     let start = args.position()?;
     let (mut games, mut bad) = (0usize, 0usize);
     for (i, line) in text.lines().enumerate() {
@@ -121,5 +125,33 @@ fn replay_games(args: &PositionArgs, file: &str, out: &mut impl Write) -> Result
     }
     out.flush()?;
     eprintln!("replayed {games} games: {} legal to the end, {bad} with an error", games - bad);
+    Ok(())
+}
+
+/// `--games` on an archive CSV or an OpenTafl record: each game checked as `pretrain` checks
+/// it (moves, recorded captures, result), one verdict per game with the recorded result.
+fn replay_records(args: &PositionArgs, file: &str, text: &str, out: &mut impl Write) -> Result<()> {
+    let variant = args.variant()?;
+    let (form, games) = records::parse_records(text);
+    let (n, mut bad) = (games.len(), 0usize);
+    for game in games {
+        let verdict = match game.map_err(|e| (e.line, e.reason)).and_then(|r| records::check(&r, &variant).map(|c| (r.line, c)).map_err(|e| (r.line, e))) {
+            Ok((line, c)) => serde_json::json!({
+                "line": line,
+                "plies": c.moves.len(),
+                "status": c.end.map_or("ongoing", |o| o.status_name()),
+                "reason": c.end.map(|o| o.reason.name()),
+                "recorded": c.result.to_string(),
+                "error": null,
+            }),
+            Err((line, e)) => {
+                bad += 1;
+                serde_json::json!({ "line": line, "error": e })
+            }
+        };
+        writeln!(out, "{verdict}")?;
+    }
+    out.flush()?;
+    eprintln!("{file} ({}): {n} games, {} accepted, {bad} refused", form.name(), n - bad);
     Ok(())
 }

@@ -160,3 +160,47 @@ fn match_prints_an_elo_interval_and_stops_on_an_sprt_decision() {
     assert!(v["elo"]["low"].as_f64().unwrap() > 0.0 && v["elo"]["low"].as_f64().unwrap() <= v["elo"]["elo"].as_f64().unwrap());
     fails_with(&run(&["match", "--a", "random", "--b", "random", "--sprt", "50,0"]), "--sprt");
 }
+
+#[test]
+fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
+    let run_dir = dir("ladder-run");
+    ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--generations", "3", "--quiet"]));
+    let out = dir("ladder-out");
+    let text = ok(&run(&[
+        "balance", "--ladder", run_dir.to_str().unwrap(), "--every", "2", "--games", "6", "--ladder-games", "4", "--sims", "4",
+        "--out", out.to_str().unwrap(), "--quiet", "--device", "cpu",
+    ]));
+    // Checkpoints 0..=3, every second one and the last: 0, 2, 3.
+    for g in ["generation 0: Elo +0", "generation 2:", "generation 3:"] {
+        assert!(text.contains(g), "`{g}` not in {text}");
+    }
+    assert!(!text.contains("generation 1:"), "{text}");
+    for f in ["ladder.json", "ladder.md", "ladder.svg", "ladder.png"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let l: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("ladder.json")).unwrap()).unwrap();
+    let rows = l["rows"].as_array().unwrap();
+    assert_eq!(rows.iter().map(|r| r["generation"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 2, 3]);
+    for r in rows {
+        let b = &r["balance"];
+        let sum = b["attackers_win"].as_u64().unwrap() + b["defenders_win"].as_u64().unwrap() + b["draws"].as_u64().unwrap();
+        assert_eq!(sum, 6, "{b}");
+        assert!(r["elo_low"].as_f64().unwrap() <= r["elo"].as_f64().unwrap() && r["elo"].as_f64().unwrap() <= r["elo_high"].as_f64().unwrap());
+    }
+    // Two matches between neighbours, 4 games each, the newer checkpoint first.
+    let m = l["matches"].as_array().unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!((m[0]["a"].as_u64(), m[0]["b"].as_u64(), m[1]["a"].as_u64()), (Some(2), Some(0), Some(3)));
+    for x in m {
+        assert_eq!(x["wins"].as_u64().unwrap() + x["draws"].as_u64().unwrap() + x["losses"].as_u64().unwrap(), 4);
+    }
+    // The human rate is drawn in, with its source.
+    assert!(std::fs::read_to_string(out.join("ladder.svg")).unwrap().contains("human play (aagenielsen.dk"));
+    assert_eq!(l["human"]["defenders_win"].as_f64(), Some(0.595));
+    // A directory that is not a run, and a run without checkpoints.
+    fails_with(&run(&["balance", "--ladder", out.to_str().unwrap(), "--out", out.to_str().unwrap()]), "expected a training run directory with models/");
+    std::fs::create_dir_all(out.join("models")).unwrap();
+    fails_with(&run(&["balance", "--ladder", out.to_str().unwrap(), "--out", out.to_str().unwrap()]), "no checkpoints");
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -16,7 +16,7 @@ use tafl_lab::stats::balance::{self, BalanceJob, BalanceRow};
 #[derive(clap::Args)]
 pub struct BalanceArgs {
     /// Comma-separated variants (preset names, TOML paths or OpenTafl rules strings).
-    #[arg(long, default_value = "brandubh", required_unless_present = "compare")]
+    #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder"])]
     pub variants: String,
     /// The agent for both sides.
     #[arg(long, default_value = "mcts:sims=200")]
@@ -25,7 +25,7 @@ pub struct BalanceArgs {
     #[arg(long, default_value_t = 200)]
     pub games: usize,
     /// Output directory.
-    #[arg(long, default_value = "report", required_unless_present = "compare")]
+    #[arg(long, default_value = "report", required_unless_present_any = ["compare", "ladder"])]
     pub out: PathBuf,
     /// Random seed: the same seed repeats the run exactly.
     #[arg(long, default_value_t = 1)]
@@ -41,6 +41,19 @@ pub struct BalanceArgs {
     pub opening_plies: u32,
     #[command(flatten)]
     pub device: super::DeviceArgs,
+    /// Balance against strength: play each (or every --every'th) checkpoint of this training
+    /// run against itself (--games each, `az` with --sims, default 64), and neighbouring
+    /// checkpoints against each other (--ladder-games) for Elo; writes ladder.md, ladder.json
+    /// and a plot of the defenders' rate against Elo with the human rate into --out. Games
+    /// start with at least 2 random opening plies.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["compare", "sets"])]
+    pub ladder: Option<PathBuf>,
+    /// With --ladder: take every Nth checkpoint (the first and the last always).
+    #[arg(long, default_value_t = 1, requires = "ladder")]
+    pub every: u64,
+    /// With --ladder: games of each match between neighbouring checkpoints (0: no Elo).
+    #[arg(long, default_value_t = 40, requires = "ladder")]
+    pub ladder_games: usize,
     /// Compare two balance.json files instead: is the defenders' rate different?
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<PathBuf>>,
@@ -53,6 +66,10 @@ pub struct BalanceArgs {
 
 /// Measures balance, or compares two earlier measurements with `--compare`.
 pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
+    if let Some(run_dir) = &a.ladder {
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        return ladder(a, run_dir, &command, out);
+    }
     match &a.compare {
         Some(files) => compare(&files[0], &files[1], a.json, out),
         None => {
@@ -154,5 +171,81 @@ fn compare(a: &Path, b: &Path, json: bool, out: &mut impl Write) -> Result<()> {
             if c.significant { "different at the 5% level" } else { "no significant difference at the 5% level" }
         )?;
     }
+    Ok(())
+}
+
+/// The checkpoints `models/NNNNNN.safetensors` of a run directory, by generation.
+fn checkpoints(run_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let models = run_dir.join("models");
+    let entries = std::fs::read_dir(&models).map_err(|e| anyhow!("--ladder {}: {e} (expected a training run directory with models/)", models.display()))?;
+    let mut found: Vec<(u64, PathBuf)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let stem = name.strip_suffix(".safetensors")?;
+            (stem.len() == 6 && stem.bytes().all(|b| b.is_ascii_digit())).then(|| (stem.parse().ok(), p.clone()))?.0.map(|g| (g, p))
+        })
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        bail!("--ladder {}: no checkpoints (models/NNNNNN.safetensors)", run_dir.display());
+    }
+    Ok(found)
+}
+
+fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) -> Result<()> {
+    use tafl_lab::arena::AgentKind;
+    use tafl_lab::stats::ladder::{self, LadderJob};
+    if a.games == 0 {
+        bail!("--games: must be at least 1");
+    }
+    let all = checkpoints(run_dir)?;
+    let generations: Vec<u64> = all.iter().map(|c| c.0).collect();
+    let picked = ladder::pick_generations(&generations, a.every);
+    let chosen: Vec<(u64, PathBuf)> = all.into_iter().filter(|c| picked.contains(&c.0)).collect();
+    let meta = tafl_lab::nn::checkpoint::read_meta(&chosen[0].1)?;
+    let variant = Arc::new(tafl_lab::export::model_variant(&meta, &chosen[0].1)?);
+    let sims = match &a.sims {
+        None => 64,
+        Some(s) => s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: with --ladder, one positive number of simulations (not {s:?})"))?,
+    };
+    let agent = AgentSpec::new(AgentKind::Az, None, sims).default_device(&a.device.device);
+    let job = LadderJob {
+        variant,
+        run_dir,
+        checkpoints: chosen,
+        agent,
+        games: a.games,
+        match_games: a.ladder_games,
+        seed: a.seed,
+        // A network agent without noise plays one game from one opening: at least two random
+        // opening plies make the games of a checkpoint differ.
+        opening_plies: a.opening_plies.max(2),
+    };
+    tafl_lab::nn::set_torch_threads(1);
+    let n = job.checkpoints.len();
+    let total = (n * a.games + n.saturating_sub(1) * a.ladder_games) as u64;
+    let bar = super::progress_bar(total, "ladder (games)", a.quiet);
+    let result = ladder::measure(&job, &|_| bar.inc(1))?;
+    bar.finish_and_clear();
+    let files = ladder::write_outputs(&a.out, &result, command)?;
+    for r in &result.rows {
+        let b = &r.balance;
+        writeln!(
+            out,
+            "generation {}: Elo {:+.0} ({:+.0} to {:+.0}); {} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
+            r.generation,
+            r.elo,
+            r.elo_low,
+            r.elo_high,
+            b.games,
+            100.0 * b.attackers_rate,
+            100.0 * b.defenders_rate,
+            100.0 * b.defenders_ci[0],
+            100.0 * b.defenders_ci[1],
+            100.0 * b.draws_rate
+        )?;
+    }
+    writeln!(out, "wrote {} files to {}", files.len(), a.out.display())?;
     Ok(())
 }

@@ -1,0 +1,196 @@
+//! Balance against strength: the checkpoints of one training run, each playing itself for
+//! side rates, and a ladder of matches between neighbouring checkpoints for their Elo.
+//!
+//! Why: a balance table of one agent measures that agent as much as the variant (weak agents
+//! make tafl look like a defenders' game). Following the side rates as the same network
+//! grows stronger shows which way the balance moves with skill, which is the question a rule
+//! designer asks. Elo comes from one joint Bradley-Terry fit over all ladder matches
+//! (`stats::elo`), shifted so the first checkpoint is 0: each checkpoint plays its
+//! neighbours, and the fit chains the gaps with honest intervals.
+
+use super::balance::{BalanceJob, BalanceRow, HumanRef};
+use super::elo::{fit_ratings, PairResult};
+use super::plot::{self, Chart, PlotError, Series};
+use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
+use crate::fsio::atomic_write;
+use crate::rules::Variant;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One checkpoint on the ladder.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LadderRow {
+    pub generation: u64,
+    /// Elo against the first checkpoint (0), from the joint fit, with its 95% interval.
+    pub elo: f64,
+    pub elo_low: f64,
+    pub elo_high: f64,
+    /// Self-play of this checkpoint (agent against itself).
+    pub balance: BalanceRow,
+}
+
+/// A ladder match: checkpoint `a` against checkpoint `b` (generations), A's W-D-L.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LadderMatch {
+    pub a: u64,
+    pub b: u64,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+}
+
+/// A whole ladder, as saved in `ladder.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Ladder {
+    pub variant: String,
+    pub run_dir: String,
+    pub agent: String,
+    pub rows: Vec<LadderRow>,
+    pub matches: Vec<LadderMatch>,
+    pub human: Option<HumanRef>,
+}
+
+/// What to measure: `checkpoints` (generation, model file) in order, `agent` the spec each
+/// model plays with (its model replaced).
+pub struct LadderJob<'a> {
+    pub variant: Arc<Variant>,
+    pub run_dir: &'a Path,
+    pub checkpoints: Vec<(u64, PathBuf)>,
+    pub agent: AgentSpec,
+    /// Self-play games per checkpoint.
+    pub games: usize,
+    /// Games of each match between neighbours (0: no ladder, Elo left at 0).
+    pub match_games: usize,
+    pub seed: u64,
+    pub opening_plies: u32,
+}
+
+/// The generations to put on a ladder: every `every`th of `available` (sorted), always with
+/// the first and the last.
+pub fn pick_generations(available: &[u64], every: u64) -> Vec<u64> {
+    let every = every.max(1);
+    let mut out: Vec<u64> = available.iter().copied().enumerate().filter(|(i, _)| *i as u64 % every == 0).map(|(_, g)| g).collect();
+    if let Some(&last) = available.last() {
+        if out.last() != Some(&last) {
+            out.push(last);
+        }
+    }
+    out
+}
+
+/// Plays the ladder: self-play per checkpoint, then a match between each pair of neighbours;
+/// `on_game` is called as each game finishes.
+pub fn measure(job: &LadderJob<'_>, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Ladder, AgentError> {
+    let spec = |path: &Path| AgentSpec { model: Some(path.to_path_buf()), ..job.agent.clone() };
+    let mut rows = Vec::new();
+    for (g, path) in &job.checkpoints {
+        let agent = spec(path);
+        let b = BalanceJob { variant: job.variant.clone(), changes: Vec::new(), agent };
+        let row = super::balance::measure(std::slice::from_ref(&b), job.games, job.seed, job.opening_plies, on_game)?.remove(0);
+        rows.push(LadderRow { generation: *g, elo: 0.0, elo_low: 0.0, elo_high: 0.0, balance: row });
+    }
+    let mut matches = Vec::new();
+    if job.match_games > 0 {
+        for w in job.checkpoints.windows(2) {
+            let cfg = MatchConfig { games: job.match_games, seed: job.seed ^ w[1].0, opening_plies: job.opening_plies.max(2) };
+            let results = arena::play_match(&job.variant, &spec(&w[1].1), &spec(&w[0].1), &cfg, on_game)?;
+            let t = MatchSummary::from_games(&results).a_total();
+            matches.push(LadderMatch { a: w[1].0, b: w[0].0, wins: t.win, draws: t.draw, losses: t.loss });
+        }
+        fit(&mut rows, &matches);
+    }
+    let human = rows.first().and_then(|r| r.balance.human.clone());
+    Ok(Ladder { variant: job.variant.name.clone(), run_dir: job.run_dir.display().to_string(), agent: job.agent.to_string(), rows, matches, human })
+}
+
+/// Fills each row's Elo from one joint fit of `matches` (one virtual draw per pair as the
+/// prior, so a clean sweep still has a finite rating), shifted so the first row is 0.
+fn fit(rows: &mut [LadderRow], matches: &[LadderMatch]) {
+    let index = |g: u64| rows.iter().position(|r| r.generation == g).expect("matches are between rows");
+    let results: Vec<PairResult> = matches.iter().map(|m| PairResult::new(index(m.a), index(m.b), m.wins, m.draws, m.losses)).collect();
+    let Ok(f) = fit_ratings(rows.len(), &results, 1.0) else { return };
+    for i in 0..rows.len() {
+        let d = f.difference(i, 0);
+        rows[i].elo = d.elo;
+        rows[i].elo_low = if i == 0 { 0.0 } else { d.low };
+        rows[i].elo_high = if i == 0 { 0.0 } else { d.high };
+    }
+}
+
+/// The Markdown table of a ladder.
+pub fn markdown(l: &Ladder, command: &str) -> String {
+    let mut s = format!("# Balance against strength: {}\n\nRun `{}`, agent `{}`. Command: `{command}`\n\n", l.variant, l.run_dir, l.agent);
+    s.push_str("| generation | Elo (95% CI) vs the first | games | attackers | defenders (95% CI) | draws | mean plies |\n|---|---|---|---|---|---|---|\n");
+    for r in &l.rows {
+        let b = &r.balance;
+        let _ = writeln!(
+            s,
+            "| {} | {:+.0} ({:+.0} to {:+.0}) | {} | {:.1}% | {:.1}% ({:.1}–{:.1}) | {:.1}% | {:.1} |",
+            r.generation,
+            r.elo,
+            r.elo_low,
+            r.elo_high,
+            b.games,
+            100.0 * b.attackers_rate,
+            100.0 * b.defenders_rate,
+            100.0 * b.defenders_ci[0],
+            100.0 * b.defenders_ci[1],
+            100.0 * b.draws_rate,
+            b.mean_length
+        );
+    }
+    if let Some(h) = &l.human {
+        let _ = writeln!(s, "\nHuman play: defenders win {:.1}% ({}).", 100.0 * h.defenders_win, h.source);
+    }
+    if !l.matches.is_empty() {
+        s.push_str("\nLadder matches (newer checkpoint first, its W-D-L):\n\n");
+        for m in &l.matches {
+            let _ = writeln!(s, "- {} vs {}: {}-{}-{}", m.a, m.b, m.wins, m.draws, m.losses);
+        }
+    }
+    s
+}
+
+/// Writes `ladder.json`, `ladder.md` and the plot of the defenders' rate against Elo (with
+/// the human rate as a flat line) into `dir`; returns the files.
+pub fn write_outputs(dir: &Path, l: &Ladder, command: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let io = |p: &Path, e: std::io::Error| PlotError { path: p.display().to_string(), message: e.to_string() };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let json = dir.join("ladder.json");
+    atomic_write(&json, (serde_json::to_string_pretty(l).expect("serializes") + "\n").as_bytes()).map_err(|e| io(&json, e))?;
+    let md = dir.join("ladder.md");
+    atomic_write(&md, markdown(l, command).as_bytes()).map_err(|e| io(&md, e))?;
+    let mut files = vec![json, md];
+    let x = |r: &LadderRow| if l.matches.is_empty() { r.generation as f64 } else { r.elo };
+    // Drawn left to right: a later checkpoint may rate below an earlier one.
+    let mut by_x: Vec<&LadderRow> = l.rows.iter().collect();
+    by_x.sort_by(|a, b| x(a).total_cmp(&x(b)));
+    let mut series = vec![Series {
+        name: "defenders' rate in self-play".into(),
+        points: by_x.iter().map(|r| (x(r), r.balance.defenders_rate)).collect(),
+        errors: by_x.iter().map(|r| (r.balance.defenders_ci[0], r.balance.defenders_ci[1])).collect(),
+    }];
+    if let (Some(h), Some(first), Some(last)) = (&l.human, by_x.first(), by_x.last()) {
+        let (lo, hi) = (x(first).min(x(last)), x(first).max(x(last)));
+        series.push(Series { name: format!("human play ({})", h.source), points: vec![(lo, h.defenders_win), (hi.max(lo + 1.0), h.defenders_win)], errors: Vec::new() });
+    }
+    let x_label = if l.matches.is_empty() { "generation" } else { "Elo against the first checkpoint" };
+    let chart = Chart::Lines { x_label, y_label: "defenders win", series: &series, y_range: Some((0.0, 1.0)), x_log2: false };
+    files.extend(plot::write(&dir.join("ladder"), &format!("{}: defenders' rate as the network grows stronger", l.variant), &chart)?);
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_every_nth_with_the_last() {
+        assert_eq!(pick_generations(&[0, 1, 2, 3, 4, 5, 6], 3), vec![0, 3, 6]);
+        assert_eq!(pick_generations(&[0, 1, 2, 3, 4, 5], 3), vec![0, 3, 5]);
+        assert_eq!(pick_generations(&[2, 4], 0), vec![2, 4]);
+        assert!(pick_generations(&[], 2).is_empty());
+    }
+}

@@ -15,6 +15,7 @@ use tafl_lab::nn::{NetConfig, NetEvaluator, TaflNet};
 use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::{RootPolicy, SearchConfig};
 use tafl_lab::selfplay::{self, SelfPlayConfig};
+use tafl_lab::train::{RunConfig, DEFAULT_CONFIG};
 
 /// Measure throughput and print figures.
 #[derive(clap::Args)]
@@ -45,7 +46,8 @@ pub struct RulesBenchArgs {
 
 /// Network forward throughput and the evaluations per second search achieves in
 /// self-play (lockstep games, Gumbel root), at the same batch size, for brandubh and
-/// copenhagen with their default small networks (random weights).
+/// copenhagen with their default small networks (random weights); then the default run
+/// config's self-play (configs/runs/brandubh.toml) in games per hour.
 #[derive(clap::Args)]
 pub struct SearchBenchArgs {
     /// Print one JSON object instead of a table.
@@ -65,6 +67,9 @@ pub struct SearchBenchArgs {
     /// Variants to measure (comma-separated).
     #[arg(long, default_value = "brandubh,copenhagen")]
     pub variants: String,
+    /// Games of the default config's self-play to time (0 skips it; 64 is one generation).
+    #[arg(long, default_value_t = 64)]
+    pub selfplay_games: u64,
 }
 
 /// `--seconds` must be a positive, finite number of seconds.
@@ -143,7 +148,13 @@ struct SearchFigures {
     variant: String,
     net: NetConfig,
     raw: f64,
+    /// Leaf evaluations search received per second (network and cache).
     search: f64,
+    /// Positions the network evaluated per second during search.
+    network: f64,
+    /// `search` with the network on the searching thread (no overlap).
+    search_serial: f64,
+    cache_hit_rate: f64,
     mean_batch: f64,
     moves_per_s: f64,
 }
@@ -193,25 +204,62 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
         calls += 1;
     }
     let raw = (calls * batch as u64) as f64 / t.elapsed().as_secs_f64();
-    // Search: lockstep self-play with the same network and batch size.
-    let mut evaluator = NetEvaluator::new(net, &variant);
+    // Search: lockstep self-play with the same network and batch size, first with the
+    // network on its own thread (as self-play runs), then on the searching thread.
     let cfg = SelfPlayConfig {
         games_in_flight: (batch / 4).max(1),
         batch,
         search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
-    let t = Instant::now();
-    let p = selfplay::play(&variant, &cfg, &mut evaluator, 1, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
-    let secs = t.elapsed().as_secs_f64();
+    let mut evaluator = NetEvaluator::new(net, &variant);
+    let play = |evaluator: &mut NetEvaluator| {
+        let t = Instant::now();
+        let p = selfplay::play(&variant, &cfg, evaluator, 1, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
+        (p, t.elapsed().as_secs_f64())
+    };
+    let (p, secs) = play(&mut evaluator);
+    drop(evaluator);
+    let net = TaflNet::new(size, net_cfg, device);
+    let mut serial = NetEvaluator::new(net, &variant);
+    serial.set_background(false);
+    let (ps, secs_serial) = play(&mut serial);
     Ok(SearchFigures {
         variant: name.to_string(),
         net: net_cfg,
         raw,
         search: p.evaluations as f64 / secs,
-        mean_batch: p.evaluations as f64 / p.batches.max(1) as f64,
+        network: p.cache.misses as f64 / secs,
+        search_serial: ps.evaluations as f64 / secs_serial,
+        cache_hit_rate: p.cache.hit_rate(),
+        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
         moves_per_s: p.moves as f64 / secs,
     })
+}
+
+/// The default run config's self-play, timed: `games` games (64 in flight, as a generation
+/// of `tafl-lab train` plays them) with a fresh network of the config's size and seed.
+struct SelfPlayFigures {
+    games: u64,
+    seconds: f64,
+    moves: u64,
+    cache_hit_rate: f64,
+}
+
+fn default_selfplay(games: u64, device: tch::Device) -> Result<SelfPlayFigures> {
+    let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?;
+    let variant = Arc::new(Variant::from_spec(&cfg.variant)?);
+    tch::manual_seed(cfg.seed as i64);
+    let net = TaflNet::new(variant.geometry.size(), cfg.net, device);
+    let mut evaluator = NetEvaluator::new(net, &variant);
+    let sp = cfg.selfplay_config();
+    let mut started = 0u64;
+    let t = Instant::now();
+    let p = selfplay::play(&variant, &sp, &mut evaluator, cfg.seed, &mut |_| {
+        started += 1;
+        started <= games
+    }, &mut |_| {}, &mut |_| true);
+    Ok(SelfPlayFigures { games: p.games, seconds: t.elapsed().as_secs_f64(), moves: p.moves, cache_hit_rate: p.cache.hit_rate() })
 }
 
 fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
@@ -227,6 +275,15 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
         }
         figures.push(search_figures(name, seconds, batch, sims, device)?);
     }
+    let default = if args.selfplay_games > 0 {
+        if !json {
+            eprintln!("timing {} games of the default config's self-play...", args.selfplay_games);
+        }
+        Some(default_selfplay(args.selfplay_games, device)?)
+    } else {
+        None
+    };
+    let per_hour = |d: &SelfPlayFigures| d.games as f64 * 3600.0 / d.seconds;
     if json {
         let mut obj = serde_json::Map::new();
         obj.insert("device".into(), json!(format!("{device:?}")));
@@ -241,26 +298,56 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                     "raw_evals_per_s": f.raw,
                     "search_evals_per_s": f.search,
                     "ratio": f.search / f.raw,
+                    "network_evals_per_s": f.network,
+                    "network_ratio": f.network / f.raw,
+                    "search_evals_per_s_no_overlap": f.search_serial,
+                    "cache_hit_rate": f.cache_hit_rate,
                     "mean_batch": f.mean_batch,
                     "selfplay_moves_per_s": f.moves_per_s,
                 }),
             );
         }
+        if let Some(d) = &default {
+            obj.insert("selfplay_games_per_hour".into(), json!(per_hour(d)));
+            obj.insert(
+                "default_selfplay".into(),
+                json!({"config": "configs/runs/brandubh.toml", "games": d.games, "seconds": d.seconds,
+                       "moves": d.moves, "cache_hit_rate": d.cache_hit_rate}),
+            );
+        }
         writeln!(out, "{}", serde_json::Value::Object(obj))?;
     } else {
         writeln!(out, "search benchmark: device {device:?}, {threads} torch threads, batch {batch}, gumbel sims {sims}")?;
-        writeln!(out, "{:<12} {:>6} {:>12} {:>14} {:>7} {:>11} {:>10}", "variant", "net", "raw evals/s", "search evals/s", "ratio", "mean batch", "moves/s")?;
+        writeln!(
+            out,
+            "{:<12} {:>6} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>11} {:>9}",
+            "variant", "net", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "no overlap", "mean batch", "moves/s"
+        )?;
         for f in &figures {
             writeln!(
                 out,
-                "{:<12} {:>6} {:>12.0} {:>14.0} {:>6.1}% {:>11.1} {:>10.1}",
+                "{:<12} {:>6} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.0} {:>11.1} {:>9.1}",
                 f.variant,
                 f.net.to_string(),
                 f.raw,
                 f.search,
                 100.0 * f.search / f.raw,
+                f.network,
+                100.0 * f.cache_hit_rate,
+                f.search_serial,
                 f.mean_batch,
                 f.moves_per_s
+            )?;
+        }
+        if let Some(d) = &default {
+            writeln!(
+                out,
+                "default config self-play (configs/runs/brandubh.toml): {:.0} games/hour ({} games, {} moves in {:.1} s, cache hits {:.1}%)",
+                per_hour(d),
+                d.games,
+                d.moves,
+                d.seconds,
+                100.0 * d.cache_hit_rate
             )?;
         }
     }

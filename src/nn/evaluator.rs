@@ -1,66 +1,74 @@
 //! The network as a search [`Evaluator`]: encodes a batch, runs one forward pass under
 //! `no_grad`, and turns the policy logits of the legal moves into priors.
 //!
-//! `tch::Tensor` is not `Sync`, so a `NetEvaluator` owns its network and lives on one thread;
-//! self-play gives each worker thread its own (see `selfplay`).
+//! Background evaluation: the first [`Evaluator::start`] moves the network onto a thread of
+//! its own (`tch::Tensor` is `Send` but not `Sync`, so exactly one thread owns it at a time).
+//! From then on the caller's thread only encodes batches and hands them over; the inference
+//! thread runs the forward pass and the softmax over the legal moves while the caller does
+//! tree work for other games (self-play's two groups). [`Evaluator::evaluate`] then waits for
+//! its own batch. An evaluator that is never asked to `start` keeps the network on the
+//! caller's thread, as agents in matches and the engine use it. Each self-play worker thread
+//! has its own `NetEvaluator`.
+//!
+//! Cache key ([`Evaluator::cache_key`]): everything the input planes show. The Zobrist hash
+//! covers the board, the side to move and the rules (the fixed planes follow from the rules);
+//! the ply plane shows `min(ply, ply cap)` and the repetition plane whether the position
+//! occurred before, so both are part of the key. Two positions with one key encode to the
+//! same planes, hence get the same evaluation: the cache is exact, not approximate.
 
 use super::encoding::{policy_index, policy_size, Encoder};
 use super::net::TaflNet;
-use crate::rules::Variant;
-use crate::search::{EvalRequest, Evaluation, Evaluator};
+use crate::rules::{Geometry, Position, Variant};
+use crate::search::{EvalRequest, Evaluation, Evaluator, Ticket};
+use std::collections::VecDeque;
+use std::sync::mpsc;
 use tch::{Device, Kind, Tensor};
 
-pub struct NetEvaluator {
+/// The network and what one forward pass needs; lives on the caller's thread or the
+/// inference thread.
+struct Forward {
     net: TaflNet,
-    encoder: Encoder,
-    input: Vec<f32>,
+    geometry: Geometry,
+    planes: i64,
     policy: Vec<f32>,
     wdl: Vec<f32>,
 }
 
-impl NetEvaluator {
-    pub fn new(net: TaflNet, variant: &Variant) -> NetEvaluator {
-        assert_eq!(net.board_size, variant.geometry.size() as usize, "network and variant board sizes");
-        NetEvaluator { net, encoder: Encoder::new(variant), input: Vec::new(), policy: Vec::new(), wdl: Vec::new() }
-    }
+/// One encoded batch: `input` holds `positions` encodings; the legal moves of position `i`
+/// are `indices[offsets[i]..offsets[i + 1]]` (policy indices).
+struct Job {
+    id: u64,
+    positions: usize,
+    input: Vec<f32>,
+    indices: Vec<u32>,
+    offsets: Vec<u32>,
+}
 
-    /// Runs the network on `batch`, leaving raw policy logits and win/draw/loss
-    /// probabilities in `self.policy` and `self.wdl`.
-    fn forward(&mut self, batch: &[EvalRequest<'_>]) {
-        let g = self.encoder.geometry();
-        let (b, len, n) = (batch.len(), self.encoder.len(), g.size() as i64);
-        self.input.resize(b * len, 0.0);
-        for (r, chunk) in batch.iter().zip(self.input.chunks_exact_mut(len)) {
-            self.encoder.encode(r.position, chunk);
-        }
-        let device = self.net.device();
-        let x = Tensor::from_slice(&self.input).view([b as i64, (len / (n * n) as usize) as i64, n, n]).to_device(device);
+struct Done {
+    id: u64,
+    evals: Vec<Evaluation>,
+    /// The job's input buffer, returned for the next batch.
+    input: Vec<f32>,
+}
+
+impl Forward {
+    fn run(&mut self, job: &Job) -> Vec<Evaluation> {
+        let (b, n) = (job.positions, self.geometry.size() as i64);
+        let x = Tensor::from_slice(&job.input).view([b as i64, self.planes, n, n]).to_device(self.net.device());
         let (p, v) = tch::no_grad(|| {
             let (p, v) = self.net.forward_t(&x, false);
             (p.flatten(1, -1).to_device(Device::Cpu).contiguous(), v.softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
         });
-        let ps = policy_size(g);
+        let ps = policy_size(self.geometry);
         self.policy.resize(b * ps, 0.0);
         self.wdl.resize(b * 3, 0.0);
         p.copy_data(&mut self.policy, b * ps);
         v.copy_data(&mut self.wdl, b * 3);
-    }
-}
-
-impl Evaluator for NetEvaluator {
-    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        if batch.is_empty() {
-            return Vec::new();
-        }
-        self.forward(batch);
-        let g = self.encoder.geometry();
-        let ps = policy_size(g);
-        batch
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
+        (0..b)
+            .map(|i| {
                 let logits = &self.policy[i * ps..(i + 1) * ps];
-                let mut priors: Vec<f32> = r.moves.iter().map(|&m| logits[policy_index(g, m)]).collect();
+                let moves = &job.indices[job.offsets[i] as usize..job.offsets[i + 1] as usize];
+                let mut priors: Vec<f32> = moves.iter().map(|&m| logits[m as usize]).collect();
                 let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let mut total = 0.0;
                 for p in priors.iter_mut() {
@@ -72,5 +80,264 @@ impl Evaluator for NetEvaluator {
                 Evaluation { priors, wdl: [w[0], w[1], w[2]] }
             })
             .collect()
+    }
+}
+
+/// The inference thread: its job queue, result queue and handle.
+struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    done: mpsc::Receiver<Done>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+enum Backend {
+    Here(Box<Forward>),
+    Thread(Worker),
+}
+
+pub struct NetEvaluator {
+    backend: Backend,
+    encoder: Encoder,
+    background: bool,
+    ply_cap: u32,
+    next_id: u64,
+    /// Results that arrived before their ticket was redeemed.
+    early: VecDeque<Done>,
+    /// Input buffers to reuse.
+    spare: Vec<Vec<f32>>,
+}
+
+impl NetEvaluator {
+    pub fn new(net: TaflNet, variant: &Variant) -> NetEvaluator {
+        assert_eq!(net.board_size, variant.geometry.size() as usize, "network and variant board sizes");
+        let encoder = Encoder::new(variant);
+        let g = encoder.geometry();
+        let planes = (encoder.len() / g.num_squares()) as i64;
+        let forward = Forward { net, geometry: g, planes, policy: Vec::new(), wdl: Vec::new() };
+        NetEvaluator {
+            backend: Backend::Here(Box::new(forward)),
+            encoder,
+            background: true,
+            ply_cap: variant.ply_cap().max(1),
+            next_id: 0,
+            early: VecDeque::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Whether [`Evaluator::start`] may move the network to an inference thread (the
+    /// default). Off, `start` evaluates at once on the caller's thread: the same results, no
+    /// overlap (benchmarks compare the two). Call it before the first `start`.
+    pub fn set_background(&mut self, on: bool) {
+        self.background = on;
+    }
+
+    /// Encodes `batch` into a job.
+    fn job(&mut self, batch: &[EvalRequest<'_>]) -> Job {
+        let len = self.encoder.len();
+        let g = self.encoder.geometry();
+        let mut input = self.spare.pop().unwrap_or_default();
+        input.resize(batch.len() * len, 0.0);
+        let mut indices = Vec::with_capacity(batch.iter().map(|r| r.moves.len()).sum());
+        let mut offsets = Vec::with_capacity(batch.len() + 1);
+        offsets.push(0u32);
+        for (r, chunk) in batch.iter().zip(input.chunks_exact_mut(len)) {
+            self.encoder.encode(r.position, chunk);
+            indices.extend(r.moves.iter().map(|&m| policy_index(g, m) as u32));
+            offsets.push(indices.len() as u32);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        Job { id, positions: batch.len(), input, indices, offsets }
+    }
+
+    /// Moves the network to an inference thread (once).
+    fn spawn(&mut self) {
+        let Backend::Here(_) = &self.backend else { return };
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (done_tx, done_rx) = mpsc::channel::<Done>();
+        // Leave a placeholder while the network moves: `Thread` is set right below.
+        let worker = Worker { jobs: Some(job_tx), done: done_rx, handle: None };
+        let Backend::Here(mut forward) = std::mem::replace(&mut self.backend, Backend::Thread(worker)) else { unreachable!() };
+        let handle = std::thread::Builder::new()
+            .name("tafl-lab-network".into())
+            .spawn(move || {
+                for job in job_rx {
+                    let evals = forward.run(&job);
+                    if done_tx.send(Done { id: job.id, evals, input: job.input }).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("spawning the network thread");
+        if let Backend::Thread(w) = &mut self.backend {
+            w.handle = Some(handle);
+        }
+    }
+}
+
+impl Evaluator for NetEvaluator {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        if batch.is_empty() {
+            return Vec::new();
+        }
+        match &mut self.backend {
+            Backend::Here(_) => {
+                let job = self.job(batch);
+                let Backend::Here(forward) = &mut self.backend else { unreachable!() };
+                let evals = forward.run(&job);
+                self.spare.push(job.input);
+                evals
+            }
+            Backend::Thread(_) => {
+                let ticket = self.start(batch);
+                self.finish(ticket)
+            }
+        }
+    }
+
+    fn cache_key(&self, position: &Position) -> Option<u64> {
+        // The ply plane saturates at the cap; the repetition plane is one bit.
+        let ply = u64::from(position.ply().min(self.ply_cap));
+        let repeated = u64::from(position.repetitions() > 1);
+        let mix = (ply << 1 | repeated).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Some(position.hash() ^ mix.rotate_left(29))
+    }
+
+    fn start(&mut self, batch: &[EvalRequest<'_>]) -> Ticket {
+        if !self.background || batch.is_empty() {
+            return Ticket::ready(self.evaluate(batch));
+        }
+        self.spawn();
+        let job = self.job(batch);
+        let id = job.id;
+        let Backend::Thread(w) = &self.backend else { unreachable!("spawned") };
+        w.jobs.as_ref().expect("open until drop").send(job).expect("the network thread stopped (see its panic above)");
+        Ticket::pending(id)
+    }
+
+    fn finish(&mut self, ticket: Ticket) -> Vec<Evaluation> {
+        let id = match ticket.into_ready() {
+            Ok(evals) => return evals,
+            Err(id) => id,
+        };
+        if let Some(i) = self.early.iter().position(|d| d.id == id) {
+            let d = self.early.remove(i).expect("found");
+            self.spare.push(d.input);
+            return d.evals;
+        }
+        let Backend::Thread(w) = &self.backend else { panic!("batch {id} was not started by this evaluator") };
+        loop {
+            let d = w.done.recv().expect("the network thread stopped (see its panic above)");
+            if d.id == id {
+                self.spare.push(d.input);
+                return d.evals;
+            }
+            self.early.push_back(d);
+        }
+    }
+}
+
+impl Drop for NetEvaluator {
+    fn drop(&mut self) {
+        if let Backend::Thread(w) = &mut self.backend {
+            // Closing the queue ends the thread's loop.
+            w.jobs.take();
+            if let Some(h) = w.handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::NetConfig;
+    use crate::search::EvalCache;
+    use std::sync::Arc;
+
+    /// Positions from a few random games, with their legal moves.
+    fn positions(variant: &Arc<Variant>, n: usize) -> Vec<(Position, Vec<crate::rules::Move>)> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut out = Vec::new();
+        while out.len() < n {
+            let mut p = Position::start(variant.clone());
+            while !p.is_over() && out.len() < n {
+                let moves = p.legal_moves();
+                out.push((p.clone(), moves.clone()));
+                p.make(moves[rng.gen_range(0..moves.len())]);
+            }
+        }
+        out
+    }
+
+    fn requests(ps: &[(Position, Vec<crate::rules::Move>)]) -> Vec<EvalRequest<'_>> {
+        ps.iter().map(|(p, m)| EvalRequest { position: p, moves: m }).collect()
+    }
+
+    fn evaluator(variant: &Variant) -> NetEvaluator {
+        tch::manual_seed(5);
+        let size = variant.geometry.size();
+        NetEvaluator::new(TaflNet::new(size, NetConfig { blocks: 1, channels: 8 }, Device::Cpu), variant)
+    }
+
+    #[test]
+    fn background_batches_equal_batches_evaluated_here() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let ps = positions(&v, 40);
+        let reqs = requests(&ps);
+        let (a, b) = reqs.split_at(25);
+        let mut here = evaluator(&v);
+        here.set_background(false);
+        let want: Vec<Evaluation> = [here.evaluate(a), here.evaluate(b)].concat();
+        let mut ev = evaluator(&v);
+        // Two batches in flight, redeemed out of order, then a plain call.
+        let (ta, tb) = (ev.start(a), ev.start(b));
+        let got_b = ev.finish(tb);
+        let got_a = ev.finish(ta);
+        assert_eq!([got_a, got_b].concat(), want);
+        assert_eq!(ev.evaluate(a), want[..25].to_vec());
+    }
+
+    #[test]
+    fn equal_keys_mean_equal_inputs_and_the_cache_is_exact() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let ps = positions(&v, 300);
+        let mut ev = evaluator(&v);
+        ev.set_background(false);
+        let enc = Encoder::new(&v);
+        let mut seen: std::collections::HashMap<u64, Vec<f32>> = std::collections::HashMap::new();
+        for (p, _) in &ps {
+            let planes = enc.planes(p);
+            let key = ev.cache_key(p).expect("networks are cacheable");
+            assert_eq!(seen.entry(key).or_insert_with(|| planes.clone()), &planes, "one key, one input");
+        }
+        // The same ply and board with the other side to move, a later ply: other keys.
+        let (p, _) = &ps[3];
+        let mut q = p.clone();
+        let mv = q.legal_moves()[0];
+        q.make(mv);
+        assert_ne!(ev.cache_key(p), ev.cache_key(&q));
+        // Through the cache the network sees a smaller batch (each position once), which may
+        // move the last bits of its arithmetic; the evaluations are otherwise the same.
+        let close = |a: &[Evaluation], b: &[Evaluation]| {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(x, y)| {
+                    x.priors.len() == y.priors.len()
+                        && x.priors.iter().zip(&y.priors).chain(x.wdl.iter().zip(&y.wdl)).all(|(p, q)| (p - q).abs() < 1e-5)
+                })
+        };
+        let reqs = requests(&ps);
+        let want = ev.evaluate(&reqs);
+        let mut cache = EvalCache::new(1 << 12);
+        let first = cache.evaluate(&reqs, &mut ev);
+        assert!(close(&first, &want));
+        // The second pass is all hits: bit for bit the first pass.
+        assert_eq!(cache.evaluate(&reqs, &mut ev), first);
+        assert_eq!(cache.stats().hits + cache.stats().duplicates, cache.stats().lookups - cache.stats().misses);
+        // A direct-mapped table loses the odd entry to a slot shared with another key.
+        assert!(cache.stats().hits as f64 >= 0.9 * ps.len() as f64, "{:?}", cache.stats());
     }
 }

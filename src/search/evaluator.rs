@@ -36,8 +36,46 @@ impl Evaluation {
     }
 }
 
+/// A batch handed to [`Evaluator::start`], to be redeemed with [`Evaluator::finish`].
+#[derive(Debug)]
+pub struct Ticket(TicketState);
+
+#[derive(Debug)]
+enum TicketState {
+    Ready(Vec<Evaluation>),
+    Pending(u64),
+}
+
+impl Ticket {
+    /// A batch already evaluated (what a synchronous evaluator returns).
+    pub fn ready(evals: Vec<Evaluation>) -> Ticket {
+        Ticket(TicketState::Ready(evals))
+    }
+
+    /// A batch still being evaluated, numbered by the evaluator that took it.
+    pub fn pending(id: u64) -> Ticket {
+        Ticket(TicketState::Pending(id))
+    }
+
+    /// The evaluations of a ready batch, or the number of a pending one.
+    ///
+    /// # Errors
+    /// The ticket's number when the batch is still pending.
+    pub fn into_ready(self) -> Result<Vec<Evaluation>, u64> {
+        match self.0 {
+            TicketState::Ready(e) => Ok(e),
+            TicketState::Pending(id) => Err(id),
+        }
+    }
+}
+
 /// Evaluates batches of positions. One call should serve many leaves: a network is only
 /// efficient on batches.
+///
+/// An evaluator that can work in the background (a network on a thread of its own) overrides
+/// [`Evaluator::start`] and [`Evaluator::finish`]: self-play then does the tree work of one
+/// half of its games while the other half's batch is evaluated. The defaults evaluate at
+/// once, so both ways give the same results.
 pub trait Evaluator {
     /// One evaluation per request, in order; `priors` follow `request.moves`.
     fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation>;
@@ -45,6 +83,28 @@ pub trait Evaluator {
     /// Restarts any randomness the evaluator uses (rollouts) from `seed`, so that games can
     /// be repeated exactly. Deterministic evaluators ignore it.
     fn reseed(&mut self, _seed: u64) {}
+
+    /// A key such that two positions with the same key always get the same evaluation (it
+    /// must cover everything the evaluator looks at), or `None` when evaluations must not be
+    /// reused (random rollouts; the default). See [`super::cache`].
+    fn cache_key(&self, _position: &Position) -> Option<u64> {
+        None
+    }
+
+    /// Begins evaluating `batch` (the positions are read before this returns); redeem the
+    /// ticket with [`Evaluator::finish`], in the order the batches were started. The default
+    /// evaluates at once.
+    fn start(&mut self, batch: &[EvalRequest<'_>]) -> Ticket {
+        Ticket::ready(self.evaluate(batch))
+    }
+
+    /// The evaluations of a started batch, waiting for them if need be.
+    ///
+    /// # Panics
+    /// The default panics on a pending ticket (it never makes one).
+    fn finish(&mut self, ticket: Ticket) -> Vec<Evaluation> {
+        ticket.into_ready().unwrap_or_else(|id| panic!("batch {id} was not started by this evaluator"))
+    }
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
@@ -53,6 +113,15 @@ impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
     }
     fn reseed(&mut self, seed: u64) {
         (**self).reseed(seed)
+    }
+    fn cache_key(&self, position: &Position) -> Option<u64> {
+        (**self).cache_key(position)
+    }
+    fn start(&mut self, batch: &[EvalRequest<'_>]) -> Ticket {
+        (**self).start(batch)
+    }
+    fn finish(&mut self, ticket: Ticket) -> Vec<Evaluation> {
+        (**self).finish(ticket)
     }
 }
 
@@ -73,6 +142,10 @@ impl UniformEvaluator {
 impl Evaluator for UniformEvaluator {
     fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
         batch.iter().map(|r| Evaluation::uniform(r.moves.len(), self.wdl)).collect()
+    }
+    /// Every position gets the same evaluation; the hash is as good a key as any.
+    fn cache_key(&self, position: &Position) -> Option<u64> {
+        Some(position.hash())
     }
 }
 

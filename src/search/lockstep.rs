@@ -54,6 +54,16 @@ pub fn evaluate(searches: &mut [&mut Search], evaluator: &mut dyn Evaluator) -> 
         }
         evaluator.evaluate(&reqs)
     };
+    apply(searches, &evals);
+    evals.len()
+}
+
+/// Hands each search its share of `evals`: the evaluations of every waiting leaf of the
+/// searches, in the order of their requests (as [`evaluate`] asks for them).
+///
+/// # Panics
+/// If `evals` does not hold one evaluation per waiting leaf.
+pub fn apply(searches: &mut [&mut Search], evals: &[Evaluation]) {
     let mut at = 0;
     for s in searches.iter_mut() {
         let n = s.pending();
@@ -62,7 +72,7 @@ pub fn evaluate(searches: &mut [&mut Search], evaluator: &mut dyn Evaluator) -> 
             at += n;
         }
     }
-    evals.len()
+    assert_eq!(at, evals.len(), "one evaluation per waiting leaf");
 }
 
 /// Runs every search until it finishes, with up to `batch` leaves per evaluator call taken

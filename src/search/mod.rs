@@ -2,14 +2,17 @@
 //!
 //! The network is seen only through [`Evaluator`] (a batch of positions in, priors over the
 //! legal moves and win/draw/loss out), so the whole layer is tested with uniform, rollout or
-//! scripted evaluators. Read [`evaluator`] → [`tree`] (the arena) → [`mcts`] (PUCT, Gumbel,
-//! solver, batching) → [`lockstep`] (many games, one evaluator call).
+//! scripted evaluators. Read [`evaluator`] → [`cache`] (each position evaluated once) →
+//! [`tree`] (the arena) → [`mcts`] (PUCT, Gumbel, solver, batching) → [`lockstep`] (many
+//! games, one evaluator call).
 
+pub mod cache;
 pub mod evaluator;
 pub mod lockstep;
 pub mod mcts;
 pub mod tree;
 
-pub use evaluator::{EvalRequest, Evaluation, Evaluator, RolloutEvaluator, UniformEvaluator};
+pub use cache::{CacheStats, EvalCache};
+pub use evaluator::{EvalRequest, Evaluation, Evaluator, RolloutEvaluator, Ticket, UniformEvaluator};
 pub use mcts::{MoveStat, Noise, RootPolicy, Search, SearchConfig, SearchResult};
 pub use tree::Proof;

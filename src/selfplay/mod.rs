@@ -6,13 +6,27 @@
 //! whose search finished play its move and start the next search at once: there is no
 //! barrier between moves of different games, so batches stay full.
 //!
+//! Two things keep the network busy and its calls few:
+//!
+//! - **Two groups in turn.** The games are split into two groups (slot `i` in group
+//!   `i % 2`), and the groups take turns: while one group's batch is evaluated, the other
+//!   group applies its last results, plays the moves of finished searches and gathers its
+//!   next leaves. With an evaluator that works in the background ([`Evaluator::start`]: the
+//!   network on a thread of its own) the tree work overlaps the network; with any other the
+//!   same schedule runs one step after another, so a seed gives the same games either way.
+//! - **An evaluation cache** ([`EvalCache`], one per call of [`play_games`], so one network):
+//!   a position that another tree, another game or a transposition already brought to the
+//!   network is answered from the table, and a batch never holds one position twice.
+//!   [`Progress::cache`] counts hits.
+//!
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
 //! used as a policy target; only full searches (with root noise) become targets.
 
 pub mod shard;
 
 use crate::rules::{Move, Outcome, Position, Variant};
-use crate::search::{lockstep, Evaluator, RootPolicy, Search, SearchConfig};
+use crate::search::cache::Plan;
+use crate::search::{lockstep, EvalCache, EvalRequest, Evaluator, RootPolicy, Search, SearchConfig, Ticket};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -78,9 +92,16 @@ pub struct FinishedGame {
 pub struct Progress {
     pub games: u64,
     pub moves: u64,
+    /// Leaf evaluations the searches received (from the network or the cache).
     pub evaluations: u64,
+    /// Evaluator calls (batches that needed the network).
     pub batches: u64,
+    /// The evaluation cache: `cache.misses` positions went to the evaluator.
+    pub cache: crate::search::CacheStats,
 }
+
+/// Number of game groups that take turns with the evaluator (see the module documentation).
+const GROUPS: usize = 2;
 
 struct Slot {
     search: Search,
@@ -149,50 +170,93 @@ pub fn play_games(
         let Some((number, seed)) = next_game(&progress) else { break };
         slots.push(Some(new_slot(variant, cfg, number, seed)));
     }
-    while slots.iter().any(Option::is_some) {
-        {
-            let mut searches: Vec<&mut Search> = slots.iter_mut().flatten().map(|s| &mut s.search).collect();
-            lockstep::fill(&mut searches, cfg.batch);
-            let n = lockstep::evaluate(&mut searches, evaluator);
-            if n > 0 {
-                progress.evaluations += n as u64;
-                progress.batches += 1;
+    let groups = GROUPS.min(slots.len()).max(1);
+    let mut cache = EvalCache::new(EvalCache::DEFAULT_ENTRIES);
+    // Per group: the batch being evaluated and where its evaluations go.
+    let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups).map(|_| None).collect();
+    let mut stopped = false;
+    while !stopped && (slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some)) {
+        for g in 0..groups {
+            if let Some((ticket, plan)) = in_flight[g].take() {
+                let evals = cache.complete(plan, evaluator.finish(ticket));
+                lockstep::apply(&mut group(&mut slots, g, groups), &evals);
+                progress.evaluations += evals.len() as u64;
+                progress.cache = cache.stats();
+                if !on_step(&progress) {
+                    stopped = true;
+                    break;
+                }
             }
-        }
-        // Play the moves of finished searches.
-        for entry in slots.iter_mut() {
-            let Some(slot) = entry.as_mut() else { continue };
-            if !slot.search.is_finished() {
+            play_moves(variant, cfg, &mut slots, g, groups, &mut progress, next_game, on_game);
+            let mut searches = group(&mut slots, g, groups);
+            if lockstep::fill(&mut searches, cfg.batch) == 0 {
                 continue;
             }
-            let ply = slot.plies.len() as u32;
-            let result = slot.search.result();
-            let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
-            let mv = slot.search.choose(temperature).expect("unfinished games have moves");
-            slot.plies.push(PlyRecord {
-                mv,
-                policy: if slot.full { result.policy } else { Vec::new() },
-                full: slot.full,
-                value: result.value,
-            });
-            progress.moves += 1;
-            slot.search.advance(mv).expect("searched moves are legal");
-            if let Some(outcome) = slot.search.position().outcome() {
-                let done = entry.take().expect("slot is live");
-                progress.games += 1;
-                on_game(done.number, FinishedGame { plies: done.plies, outcome });
-                if let Some((number, seed)) = next_game(&progress) {
-                    *entry = Some(new_slot(variant, cfg, number, seed));
-                }
+            let reqs: Vec<EvalRequest<'_>> = searches.iter().flat_map(|s| s.requests()).collect();
+            let plan = cache.plan(&reqs, evaluator);
+            let ticket = if plan.to_evaluate.is_empty() {
+                Ticket::ready(Vec::new())
             } else {
-                configure(slot, cfg);
-            }
-        }
-        if !on_step(&progress) {
-            break;
+                progress.batches += 1;
+                let sent: Vec<EvalRequest<'_>> = plan.to_evaluate.iter().map(|&i| reqs[i]).collect();
+                evaluator.start(&sent)
+            };
+            in_flight[g] = Some((ticket, plan));
         }
     }
+    // Abandoned games: collect what is still being evaluated, so the evaluator is idle.
+    for (ticket, _) in in_flight.into_iter().flatten() {
+        evaluator.finish(ticket);
+    }
+    progress.cache = cache.stats();
     progress
+}
+
+/// The searches of group `g`'s live games.
+fn group(slots: &mut [Option<Slot>], g: usize, groups: usize) -> Vec<&mut Search> {
+    slots.iter_mut().skip(g).step_by(groups).flatten().map(|s| &mut s.search).collect()
+}
+
+/// Plays the moves of group `g`'s finished searches; a finished game makes room for the next.
+#[allow(clippy::too_many_arguments)]
+fn play_moves(
+    variant: &Arc<Variant>,
+    cfg: &SelfPlayConfig,
+    slots: &mut [Option<Slot>],
+    g: usize,
+    groups: usize,
+    progress: &mut Progress,
+    next_game: &mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    on_game: &mut dyn FnMut(u64, FinishedGame),
+) {
+    for entry in slots.iter_mut().skip(g).step_by(groups) {
+        let Some(slot) = entry.as_mut() else { continue };
+        if !slot.search.is_finished() {
+            continue;
+        }
+        let ply = slot.plies.len() as u32;
+        let result = slot.search.result();
+        let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
+        let mv = slot.search.choose(temperature).expect("unfinished games have moves");
+        slot.plies.push(PlyRecord {
+            mv,
+            policy: if slot.full { result.policy } else { Vec::new() },
+            full: slot.full,
+            value: result.value,
+        });
+        progress.moves += 1;
+        slot.search.advance(mv).expect("searched moves are legal");
+        if let Some(outcome) = slot.search.position().outcome() {
+            let done = entry.take().expect("slot is live");
+            progress.games += 1;
+            on_game(done.number, FinishedGame { plies: done.plies, outcome });
+            if let Some((number, seed)) = next_game(progress) {
+                *entry = Some(new_slot(variant, cfg, number, seed));
+            }
+        } else {
+            configure(slot, cfg);
+        }
+    }
 }
 
 fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64) -> Slot {

@@ -15,6 +15,9 @@
 //! - [`export`]: TorchScript, safetensors and the I/O contract for other engines;
 //!   [`engine`]: the OpenTafl Engine Protocol.
 //!
+//! - [`view`]: self-contained HTML pages to step through games (match records, archives,
+//!   self-play shards, balance samples), replayed with the rules.
+//!
 //! [`fsio`] (atomic file writes) serves every layer that writes files.
 
 /// The rules layer: the `tafl-rules` crate (std, serde and TOML only), re-exported.
@@ -30,3 +33,4 @@ pub mod search;
 pub mod selfplay;
 pub mod stats;
 pub mod train;
+pub mod view;

@@ -120,9 +120,10 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     tafl_lab::nn::set_torch_threads(1);
     let total = (jobs.len() * a.games) as u64;
     let bar = super::progress_bar(total, "balance (games)", a.quiet);
-    let rows: Vec<BalanceRow> = balance::measure(&jobs, a.games, a.seed, a.opening_plies, &|_| bar.inc(1))?;
+    let (rows, results) = balance::measure_with_games(&jobs, a.games, a.seed, a.opening_plies, &|_| bar.inc(1))?;
     bar.finish_and_clear();
-    let files = balance::write_outputs(&a.out, &rows, command)?;
+    let mut files = balance::write_outputs(&a.out, &rows, command)?;
+    files.extend(super::view::balance_pages(&a.out, &jobs, &rows, &results, command)?);
     for r in &rows {
         writeln!(
             out,

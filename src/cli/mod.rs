@@ -22,6 +22,7 @@ pub mod rules;
 mod selfplay;
 mod tournament;
 mod train;
+mod view;
 
 use anyhow::{anyhow, Result};
 use clap::{Parser, Subcommand};
@@ -103,6 +104,7 @@ enum Command {
     NewModel(new_model::NewModelArgs),
     Bench(bench::BenchArgs),
     Doctor(doctor::DoctorArgs),
+    View(view::ViewArgs),
 }
 
 pub fn run() -> Result<()> {
@@ -128,6 +130,7 @@ pub fn run() -> Result<()> {
         Command::NewModel(args) => new_model::run(&args, &mut out)?,
         Command::Bench(args) => bench::run(&args, &mut out)?,
         Command::Doctor(args) => doctor::run(&args, &mut out)?,
+        Command::View(args) => view::run(&args, &mut out)?,
     }
     out.flush()?;
     Ok(())

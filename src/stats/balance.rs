@@ -138,13 +138,26 @@ pub struct BalanceJob {
 /// Plays `games` self-play games for each job (agent against itself, in parallel) and sums
 /// them up. `on_game` is called as each game finishes.
 pub fn measure(jobs: &[BalanceJob], games: usize, seed: u64, opening_plies: u32, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Vec<BalanceRow>, AgentError> {
-    jobs.iter()
-        .map(|job| {
-            let cfg = MatchConfig { games, seed, opening_plies };
-            let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
-            Ok(BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results))
-        })
-        .collect()
+    measure_with_games(jobs, games, seed, opening_plies, on_game).map(|(rows, _)| rows)
+}
+
+/// [`measure`], keeping every job's games too (for [`sample_games`]).
+pub fn measure_with_games(
+    jobs: &[BalanceJob],
+    games: usize,
+    seed: u64,
+    opening_plies: u32,
+    on_game: &(dyn Fn(&GameResult) + Sync),
+) -> Result<(Vec<BalanceRow>, Vec<Vec<GameResult>>), AgentError> {
+    let mut rows = Vec::with_capacity(jobs.len());
+    let mut all = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let cfg = MatchConfig { games, seed, opening_plies };
+        let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
+        rows.push(BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results));
+        all.push(results);
+    }
+    Ok((rows, all))
 }
 
 fn pct(x: f64) -> String {
@@ -333,4 +346,133 @@ pub fn compare(a: &[BalanceRow], b: &[BalanceRow]) -> Vec<Comparison> {
         }
     }
     a.iter().zip(b).map(|(x, y)| pair(x, y, "order")).collect()
+}
+
+/// Games of a balance row kept for the game viewer (a line of `games.jsonl`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SampleGame {
+    /// 1-based row of `balance.json`.
+    pub row: usize,
+    /// The row's label.
+    pub label: String,
+    /// 1-based game of the row.
+    pub game: usize,
+    /// How it ended: a rules reason (`corner_escape`, ...), `forfeit` or `disagreement`.
+    pub ending: String,
+    /// The end in words (`defenders win (corner_escape)`, or the fault).
+    pub end: String,
+    /// The moves from the start, space separated.
+    pub moves: String,
+    /// The variant as played (rule changes applied), as TOML, so the game replays anywhere.
+    pub variant_toml: String,
+}
+
+/// Games kept per row by [`sample_games`] (at least one of each way a row's games ended).
+pub const SAMPLE_PER_ROW: usize = 8;
+
+/// Up to `per_row` games of each row (more when a row ended in more ways): first one game of
+/// each way its games ended (escape, king capture, fort, encirclement, each kind of draw,
+/// forfeit), then the earliest others; listed in game order.
+pub fn sample_games(jobs: &[BalanceJob], rows: &[BalanceRow], results: &[Vec<GameResult>], per_row: usize) -> Vec<SampleGame> {
+    let mut out = Vec::new();
+    for (i, ((job, row), games)) in jobs.iter().zip(rows).zip(results).enumerate() {
+        let mut endings: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
+        endings.extend(["forfeit", "disagreement"]);
+        let mut picked: Vec<usize> = endings.iter().filter_map(|e| games.iter().position(|g| g.ending() == *e)).collect();
+        for k in 0..games.len() {
+            if picked.len() >= per_row.max(1) {
+                break;
+            }
+            if !picked.contains(&k) {
+                picked.push(k);
+            }
+        }
+        picked.sort_unstable();
+        let toml = job.variant.to_toml();
+        for k in picked {
+            let g = &games[k];
+            let end = match (&g.outcome, &g.fault) {
+                (Some(o), _) => format!("{} ({})", o.status_name().replace('_', " "), o.reason),
+                (None, Some(f)) => f.describe(),
+                (None, None) => "unfinished".into(),
+            };
+            out.push(SampleGame {
+                row: i + 1,
+                label: row.label(),
+                game: g.index + 1,
+                ending: g.ending().to_string(),
+                end,
+                moves: g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" "),
+                variant_toml: toml.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Writes `games.jsonl` (one [`SampleGame`] a line) into `dir`.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_games(dir: &Path, games: &[SampleGame]) -> Result<PathBuf, PlotError> {
+    let p = dir.join("games.jsonl");
+    let text: String = games.iter().map(|g| serde_json::to_string(g).expect("games serialize") + "\n").collect();
+    atomic_write(&p, text.as_bytes()).map_err(|e| PlotError { path: p.display().to_string(), message: e.to_string() })?;
+    Ok(p)
+}
+
+/// `report.html`: the tables of [`markdown`], the plots inline, and per row links to its
+/// sample games in the viewer page `viewer` (game `k` of the page is `games[k - 1]`), grouped
+/// by how they ended. Reads the plots' SVG files from `dir`, so [`write_outputs`] comes first.
+///
+/// # Errors
+/// A plot file that cannot be read, or the page cannot be written.
+pub fn write_html(dir: &Path, rows: &[BalanceRow], command: &str, games: &[SampleGame], viewer: &str) -> Result<PathBuf, PlotError> {
+    use super::html::{escape, figure, page, table};
+    let mut body = format!("<p>Command: <code>{}</code></p>\n<p>Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.</p>\n", escape(command));
+    let links = |row: usize| -> String {
+        let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (k, g) in games.iter().enumerate().filter(|(_, g)| g.row == row) {
+            by_end.entry(g.ending.as_str()).or_default().push(format!("<a href=\"{}#game={}\" title=\"{}\">{}</a>", escape(viewer), k + 1, escape(&g.end), g.game));
+        }
+        by_end.iter().map(|(e, l)| format!("{}: {}", escape(e), l.join(" "))).collect::<Vec<_>>().join("<br>")
+    };
+    let main: Vec<Vec<String>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let human = r.human.as_ref().map_or("–".to_string(), |h| format!("{} ({})", pct(h.defenders_win), escape(&h.source)));
+            vec![
+                escape(&r.label()),
+                r.games.to_string(),
+                pct(r.attackers_rate),
+                format!("{} ({})", pct(r.defenders_rate), ci(r.defenders_ci)),
+                pct(r.draws_rate),
+                human,
+                format!("{:.1} / {:.1}", r.mean_length, r.median_length),
+                format!("<span class=\"games\">{}</span>", links(i + 1)),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &["variant", "games", "attackers win", "defenders win (95% CI)", "draws", "human defenders win", "mean / median plies", "games to watch (by ending)"],
+        &main,
+    ));
+    body.push_str("<h2>How games ended</h2>\n");
+    let mut header = vec!["variant"];
+    header.extend(Reason::ALL.iter().map(|r| r.name()));
+    let reasons: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| std::iter::once(escape(&r.label())).chain(Reason::ALL.iter().map(|x| r.reasons.get(x.name()).copied().unwrap_or(0).to_string())).collect())
+        .collect();
+    body.push_str(&table(&header, &reasons));
+    body.push_str("<h2>Plots</h2>\n");
+    body.push_str(&figure(&dir.join("rates.svg"), "Win rates with 95% Wilson intervals; crosses: human play")?);
+    body.push_str(&figure(&dir.join("lengths.svg"), "Game length")?);
+    if dir.join("strength.svg").is_file() && rows.iter().map(|r| r.sims).collect::<std::collections::BTreeSet<_>>().len() > 1 {
+        body.push_str(&figure(&dir.join("strength.svg"), "Defenders' rate against search budget")?);
+    }
+    let p = dir.join("report.html");
+    atomic_write(&p, page("Balance report", &body).as_bytes()).map_err(|e| PlotError { path: p.display().to_string(), message: e.to_string() })?;
+    Ok(p)
 }

@@ -7,6 +7,7 @@
 
 pub mod balance;
 pub mod elo;
+pub mod html;
 pub mod ladder;
 pub mod metrics;
 pub mod plot;

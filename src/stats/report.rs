@@ -101,7 +101,7 @@ pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
     s
 }
 
-/// Writes `learning.md` and the plots into `out`.
+/// Writes `learning.md`, the plots and `report.html` (the same, with the plots inline) into `out`.
 pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let io = |p: &Path, e: std::io::Error| ReportError::Input { path: p.display().to_string(), message: e.to_string() };
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
@@ -133,5 +133,45 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
     };
     let losses = [loss("policy", |l| l.policy), loss("value", |l| l.value)];
     written.extend(plot::write(&out.join("losses"), "Training losses", &Chart::Lines { x_label: "generation", y_label: "cross-entropy", series: &losses, y_range: None, x_log2: false })?);
+    let page = out.join("report.html");
+    atomic_write(&page, html(rows, run, out)?.as_bytes()).map_err(|e| io(&page, e))?;
+    written.push(page);
     Ok(written)
+}
+
+/// `report.html`: the table of [`markdown`] and the plots inline (read back from the SVG files
+/// in `out`, so [`write`] draws them first).
+fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportError> {
+    use super::html::{figure, page, table};
+    let opp = opponents(rows);
+    let mut header: Vec<String> = ["gen", "minutes", "loss policy / value", "self-play att / def / draw", "plies"].map(String::from).to_vec();
+    header.extend(opp.iter().map(|o| format!("vs {o}")));
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let sp = &r.selfplay;
+            let mut c = vec![
+                r.generation.to_string(),
+                format!("{:.1}", r.wall_seconds / 60.0),
+                format!("{:.2} / {:.2}", r.loss.policy, r.loss.value),
+                format!("{:.0}% / {:.0}% / {:.0}%", 100.0 * sp.attackers_win, 100.0 * sp.defenders_win, 100.0 * sp.draws),
+                format!("{:.0}", sp.mean_plies),
+            ];
+            for o in &opp {
+                c.push(eval_against(r, o).map_or(String::new(), |e| {
+                    let wdl = |x: &Wdl| format!("{}-{}-{}", x.win, x.draw, x.loss);
+                    format!("{:.0}% ({:+.0}), {} / {}", 100.0 * e.score, e.elo, wdl(&e.as_attackers), wdl(&e.as_defenders))
+                }));
+            }
+            c
+        })
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut body = String::from("<p>Per generation: wall time, losses, self-play per-side rates, and the evaluation score (Elo) against each opponent, with the model's W-D-L as attackers / as defenders.</p>\n");
+    body.push_str(&table(&header, &cells));
+    body.push_str("<h2>Plots</h2>\n");
+    for (name, caption) in [("elo", "Elo against each opponent"), ("scores", "Score against each opponent, by wall time"), ("selfplay", "Self-play results by side"), ("losses", "Training losses")] {
+        body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
+    }
+    Ok(page(&format!("Learning report: {run}"), &body))
 }

@@ -221,12 +221,14 @@ fn match_record_pages_list_every_game_with_its_end() {
         let rec = d.join(format!("{name}.txt"));
         ok(&run(&["match", "--variant", name, "--a", "random", "--b", "random", "--games", "3", "--seed", "5", "--record", rec.to_str().unwrap(), "--quiet"]));
         let page = d.join(format!("{name}.html"));
-        view(&[rec.to_str().unwrap(), "--variant", name, "--out", page.to_str().unwrap()]);
+        // The record names its variant on its first line: no --variant needed.
+        view(&[rec.to_str().unwrap(), "--out", page.to_str().unwrap()]);
         assert_self_contained(&page);
         let text = std::fs::read_to_string(&rec).unwrap();
+        assert_eq!(text.lines().next().unwrap(), format!("# variant: {name}"));
         let header = text.lines().filter(|l| l.starts_with("# game ")).nth(1).unwrap();
         let end = header.rsplit_once("; ").unwrap().1; // e.g. `defenders win (corner_escape)`
-        let plies = text.lines().nth(3).unwrap().split_whitespace().count();
+        let plies = text.lines().nth(4).unwrap().split_whitespace().count();
         let dom = load(&page, "game=2&keys=ArrowDown,ArrowUp,End");
         assert_eq!(tags(&dom, "li").iter().filter(|t| attr(t, "data-game").is_some()).count(), 3, "{name}");
         assert_eq!(text_of(&dom, "counter"), format!("ply {plies} / {plies}"), "{name}");

@@ -104,7 +104,9 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     )?;
     bar.finish_and_clear();
     if let Some(path) = &m.record {
-        let mut text = String::new();
+        // The variant as given (a preset name, TOML path or rules string), so that `view` and
+        // `replay` can read the record without being told.
+        let mut text = format!("# variant: {}\n", m.variant);
         for g in &games {
             let moves: Vec<String> = g.moves.iter().map(|mv| mv.to_string()).collect();
             let end = match (&g.outcome, &g.fault) {

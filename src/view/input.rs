@@ -82,7 +82,7 @@ fn text_games(path: &Path, text: &str, variant: Option<&str>) -> Result<Source, 
     match first {
         None => Err(err(path, "empty file: no games to show")),
         Some(l) if l.starts_with('{') => balance_games_text(path, text),
-        Some(l) if l.starts_with("# game ") => match_record(path, text, variant),
+        Some(l) if l.starts_with("# game ") || l.starts_with("# variant: ") => match_record(path, text, variant),
         Some(_) => {
             let form = records::detect_form(text);
             let has_results = text.lines().any(|l| {
@@ -188,12 +188,18 @@ fn record_games(path: &Path, text: &str, form: RecordForm, variant: Option<&str>
     Ok(Source { kind: form.name(), games, skipped })
 }
 
-/// `match --record` files: `# game N: A (SPEC) plays SIDE; END` and a line of moves per game.
+/// `match --record` files: `# variant: SPEC` (written since the viewer exists; `--variant`
+/// wins over it), then `# game N: A (SPEC) plays SIDE; END` and a line of moves per game.
 fn match_record(path: &Path, text: &str, variant: Option<&str>) -> Result<Source, ViewError> {
-    let v = load_variant(variant.unwrap_or(DEFAULT_VARIANT), "--variant")?;
+    let recorded = text.lines().next().and_then(|l| l.trim().strip_prefix("# variant: ")).map(str::trim);
+    let v = match (variant, recorded) {
+        (Some(given), _) => load_variant(given, "--variant")?,
+        (None, Some(r)) => load_variant(r, &format!("{}: line 1 (# variant:)", path.display()))?,
+        (None, None) => load_variant(DEFAULT_VARIANT, "--variant")?,
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut games = Vec::new();
-    let mut i = 0;
+    let mut i = usize::from(recorded.is_some());
     while i < lines.len() {
         let l = lines[i].trim();
         if l.is_empty() {

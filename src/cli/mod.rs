@@ -43,6 +43,27 @@ pub struct DeviceArgs {
     pub device: String,
 }
 
+/// `--blocks` and `--channels`, shared by the commands that make a network.
+#[derive(clap::Args, Clone)]
+pub struct NetArgs {
+    /// Residual blocks (default: by board size, 4 on 7x7, 6 above).
+    #[arg(long)]
+    pub blocks: Option<usize>,
+    /// Channels (default: by board size, 32 on 7x7, 48 on 9x9, 64 above).
+    #[arg(long)]
+    pub channels: Option<usize>,
+}
+
+impl NetArgs {
+    /// The network size for a board: the flags, else `NetConfig::default_for`.
+    pub fn config(&self, board_size: u8) -> Result<tafl_lab::nn::NetConfig> {
+        let d = tafl_lab::nn::NetConfig::default_for(board_size);
+        let cfg = tafl_lab::nn::NetConfig { blocks: self.blocks.unwrap_or(d.blocks), channels: self.channels.unwrap_or(d.channels) };
+        cfg.check().map_err(|e| anyhow!("{}", e.replacen("net.", "--", 1)))?;
+        Ok(cfg)
+    }
+}
+
 /// The cores this process may use (the one place that asks).
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

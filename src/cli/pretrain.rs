@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tafl_lab::nn::{parse_device, NetConfig};
+use tafl_lab::nn::parse_device;
 use tafl_lab::rules::Variant;
 use tafl_lab::train::pretrain::{self, PretrainConfig};
 use tafl_lab::train::Reporter;
@@ -33,12 +33,8 @@ pub struct PretrainArgs {
     /// pretrain.json (the figures of each epoch) is written beside it.
     #[arg(long)]
     pub out: PathBuf,
-    /// Residual blocks (default: by board size, as `new-model`).
-    #[arg(long)]
-    pub blocks: Option<usize>,
-    /// Channels (default: by board size, as `new-model`).
-    #[arg(long)]
-    pub channels: Option<usize>,
+    #[command(flatten)]
+    pub net: super::NetArgs,
     /// Passes over the training games.
     #[arg(long, default_value_t = 4)]
     pub epochs: usize,
@@ -67,9 +63,8 @@ pub struct PretrainArgs {
 
 pub fn run(args: &PretrainArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&args.variant)?);
-    let d = NetConfig::default_for(variant.geometry.size());
     let cfg = PretrainConfig {
-        net: NetConfig { blocks: args.blocks.unwrap_or(d.blocks), channels: args.channels.unwrap_or(d.channels) },
+        net: args.net.config(variant.geometry.size())?,
         epochs: args.epochs,
         batch_size: args.batch_size,
         learning_rate: args.lr,

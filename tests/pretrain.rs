@@ -138,6 +138,10 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     assert_eq!(std::fs::read_to_string(run_dir.join("models/latest")).unwrap().trim(), "000001.safetensors");
     // ... and only a new run: a resume does not take --init.
     fails_with(&run(&["train", "--run-dir", run_dir.to_str().unwrap(), "--init", model_file.to_str().unwrap()]), "--init starts a new run");
+    // What a sitting commits of a run (no shards) resumes: the games folder is made again.
+    std::fs::remove_dir_all(run_dir.join("games")).unwrap();
+    ok(&run(&["train", "--run-dir", run_dir.to_str().unwrap(), "--resume", "--generations", "2", "--quiet"]));
+    assert_eq!(std::fs::read_to_string(run_dir.join("models/latest")).unwrap().trim(), "000002.safetensors");
 
     // A network of another size than the config's [net] is refused before anything is written.
     let cfg = dir.join("bigger.toml");

@@ -76,6 +76,9 @@ impl Trainer {
             Some(s) => s,
             None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
         };
+        // A run copied without its shards (say a committed checkpoint) resumes with an empty
+        // window: the games folder is made again.
+        std::fs::create_dir_all(rd.games()).map_err(|e| super::io_err(&rd.games(), e))?;
         let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);

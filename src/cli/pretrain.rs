@@ -12,9 +12,10 @@ use tafl_lab::rules::Variant;
 use tafl_lab::train::pretrain::{self, PretrainConfig};
 use tafl_lab::train::Reporter;
 
-/// Train a network on game records: the policy learns the moves played, the value the
-/// results. Every record is checked move by move with the rules; a bad one is skipped and
-/// counted by reason.
+/// Train a network on game records (human archives, OpenTafl games) by supervised learning.
+///
+/// The policy learns the moves played, the value the results. Every record is checked move
+/// by move with the rules; a bad one is skipped and counted by reason.
 ///
 /// Record forms (told apart by their text): the archive CSV
 /// `moves,attacker_captures,defender_captures,result` (aagenielsen.dk; moves `d1-d3`, captures

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use tafl_lab::view::{input, page};
 
-/// Write a self-contained HTML viewer (no network, no other file) for the games of INPUT: a
+/// Write one self-contained HTML page that steps through the games of INPUT.
+///
+/// The page needs no network and no other file. INPUT is a
 /// move list (the `replay` form), an archive CSV, numbered lines or an OpenTafl record, a
 /// `match --record` file, a self-play shard or a training run directory (its shards, with the
 /// search's top moves and value), or a balance output directory (its games.jsonl). The page

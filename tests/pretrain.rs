@@ -164,6 +164,11 @@ fn pretrain_refuses_what_it_cannot_use() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.lines().last().unwrap().contains("no usable games"), "{err}");
     assert!(!out.join("model.safetensors").exists());
+    // --verbose lists every skipped record with its own reason, the unfinished one included.
+    let o = run(&["pretrain", "--variant", "brandubh", "--games", csv.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--verbose"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.csv:1: the record has no result"), "{err}");
+    assert!(err.contains("bad.csv:2: ply 1:"), "{err}");
     fails_with(&run(&["pretrain", "--variant", "brandubh", "--games", dir.join("missing.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]), "missing.csv");
     fails_with(&run(&["pretrain", "--variant", "brandubh", "--games", csv.to_str().unwrap(), "--out", out.to_str().unwrap(), "--holdout", "0.7"]), "--holdout");
     let empty = dir.join("empty");

@@ -86,23 +86,12 @@ pub fn run(args: &PretrainArgs, out: &mut impl Write) -> Result<()> {
     let loaded = pretrain::load_games(&files, &variant)?;
     let reporter = BarReporter::new(args.quiet);
     reporter.line(&format!("{} game(s) read from {} file(s): {} used, {} skipped", loaded.read, files.len(), loaded.games.len(), loaded.skipped_total()));
-    for (class, (n, example)) in &loaded.skipped {
+    for (class, (n, example)) in loaded.skipped_by_class() {
         reporter.line(&format!("  skipped {n}: {class} (first: {example})"));
     }
     if args.verbose {
-        // The first example of each class is above; re-reading gives every one.
-        for f in &files {
-            let text = std::fs::read_to_string(f)?;
-            for g in tafl_lab::rules::records::parse_records(&text).1 {
-                match g {
-                    Err(e) => reporter.line(&format!("  {}:{}: {}", f.display(), e.line, e.reason)),
-                    Ok(r) => {
-                        if let Err(e) = tafl_lab::rules::records::check(&r, &variant) {
-                            reporter.line(&format!("  {}:{}: {e}", f.display(), r.line));
-                        }
-                    }
-                }
-            }
+        for (_, line) in &loaded.skips {
+            reporter.line(&format!("  {line}"));
         }
     }
     if loaded.games.is_empty() {

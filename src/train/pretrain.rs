@@ -95,18 +95,26 @@ pub struct LoadedGames {
     pub games: Vec<FinishedGame>,
     /// Games read, accepted or not.
     pub read: usize,
-    /// Skipped games by reason class, each with its first example (`file:line: reason`).
-    pub skipped: BTreeMap<&'static str, (usize, String)>,
+    /// Every skipped game, in file order: its reason class and `file:line: reason`.
+    pub skips: Vec<(&'static str, String)>,
 }
 
 impl LoadedGames {
-    fn skip(&mut self, class: &'static str, example: String) {
-        let e = self.skipped.entry(class).or_insert((0, example));
-        e.0 += 1;
+    fn skip(&mut self, class: &'static str, line: String) {
+        self.skips.push((class, line));
     }
 
     pub fn skipped_total(&self) -> usize {
-        self.skipped.values().map(|(n, _)| n).sum()
+        self.skips.len()
+    }
+
+    /// Skipped games by reason class: how many, and the first one's line.
+    pub fn skipped_by_class(&self) -> BTreeMap<&'static str, (usize, &str)> {
+        let mut by: BTreeMap<&'static str, (usize, &str)> = BTreeMap::new();
+        for (class, line) in &self.skips {
+            by.entry(class).or_insert((0, line.as_str())).0 += 1;
+        }
+        by
     }
 }
 
@@ -268,7 +276,7 @@ pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf],
         files: files.iter().map(|f| f.display().to_string()).collect(),
         games_read: loaded.read,
         games_used: loaded.games.len(),
-        skipped: loaded.skipped.iter().map(|(k, (n, _))| (k.to_string(), *n)).collect(),
+        skipped: loaded.skipped_by_class().into_iter().map(|(k, (n, _))| (k.to_string(), n)).collect(),
         train_games: train_idx.len(),
         holdout_games: hold_idx.len(),
         train_positions: train.len(),

@@ -27,6 +27,11 @@ fn fake(mode: &str) -> AgentSpec {
     format!("htp:cmd=\"{}\",args={mode},time=2", script.display()).parse().unwrap()
 }
 
+fn fake_client(mode: &str) -> AgentSpec {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/fake-htp-client.sh");
+    format!("htp:cmd=\"{}\",args={mode},tcp=1,time=5", script.display()).parse().unwrap()
+}
+
 fn play(variant: &str, a: &AgentSpec, b: &AgentSpec, games: usize) -> Vec<arena::GameResult> {
     let v = Arc::new(Variant::from_spec(variant).unwrap());
     arena::play_match(&v, a, b, &MatchConfig { games, seed: 5, opening_plies: 0 }, &|_| {}).unwrap()
@@ -141,6 +146,8 @@ fn external_specs_are_checked_before_any_game() {
         ("htp", "needs cmd=PROGRAM"),
         ("htp:cmd=x,sims=5", "unknown option \"sims\""),
         ("otep:cmd=x,time=-1", "positive number of seconds"),
+        ("otep:cmd=x,tcp=1", "applies to htp engines only"),
+        ("htp:cmd=x,tcp=2", "expected 1 or 0"),
     ] {
         let e = text.parse::<AgentSpec>().unwrap_err().to_string();
         assert!(e.contains(needle), "{text}: {e}");
@@ -178,4 +185,63 @@ fn analyze_asks_an_external_engine_for_its_move() {
     let pos = tafl_lab::rules::notation::parse_position(Arc::new(Variant::preset("brandubh")), setup, Side::Defenders).unwrap();
     let mv = tafl_lab::rules::Move::parse(v["best_move"].as_str().unwrap(), pos.geometry()).unwrap();
     assert!(pos.is_legal(mv) && ["a1", "g1"].contains(&mv.to.to_string().as_str()), "the king escapes: {text}");
+}
+
+#[test]
+fn an_htp_engine_client_plays_over_tcp_and_a_refusal_a_crash_and_a_stop_are_told_apart() {
+    // The real engine client (`hnefatafl-text-protocol --host`, how its server's bots play),
+    // with its alpha-beta AI cut to depth 1 so that the games are quick.
+    let real: AgentSpec = format!("htp:cmd=\"{}\",args=\"--ai basic --depth 1\",tcp=1,time=600", htp_engine().display()).parse().unwrap();
+    assert_eq!(real.to_string().parse::<AgentSpec>().unwrap(), real, "canonical text round-trips");
+    let games = play("copenhagen", &"mcts:sims=8".parse().unwrap(), &real, 2);
+    assert_eq!(games.len(), 2);
+    let mut finished = 0;
+    for g in &games {
+        check_game("copenhagen", g);
+        match &g.fault {
+            None => finished += 1,
+            // The one reading of the rules known to differ: it refuses a defenders' move that
+            // repeats an earlier board (tafl-lab: a loss of the defenders, decided later).
+            Some(Fault::Disagreement { theirs, .. }) if theirs.contains("already reached that position") => {}
+            Some(f) => panic!("game {}: {} after {} plies", g.index, f.describe(), g.moves.len()),
+        }
+        assert!(g.moves.len() >= 4, "a real game: {:?}", g.moves);
+    }
+    assert!(finished >= 1, "at least one game ends by the rules: {games:?}");
+
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    // A client that refuses the move it is sent (it exits with `Error: ...`): a disagreement
+    // about that move, in the position before it, on either side.
+    let games = play("brandubh", &ours, &fake_client("refuse"), 2);
+    match &games[0].fault {
+        Some(Fault::Disagreement { side: Side::Defenders, ply: 0, ours, theirs, .. }) => {
+            assert!(ours.contains("is legal") && theirs.contains("Error: play: you already reached"), "{ours} / {theirs}")
+        }
+        other => panic!("refuse, game 0 ended {other:?}"),
+    }
+    match &games[1].fault {
+        // The client attacked first with d6-c6; the refused move is tafl-lab's reply.
+        Some(Fault::Disagreement { side: Side::Attackers, ply: 1, .. }) => assert_eq!(games[1].moves[0].to_string(), "d6-c6"),
+        other => panic!("refuse, game 1 ended {other:?}"),
+    }
+    assert_eq!(MatchSummary::from_games(&games).disagreements, 2);
+    // A client that panics when asked for a move: its forfeit, with the panic in the reason;
+    // a fresh process plays the next game.
+    let games = play("brandubh", &ours, &fake_client("crash"), 2);
+    for g in &games {
+        match &g.fault {
+            Some(Fault::Forfeit { side, reason }) => {
+                assert_eq!(*side, g.a_side.opponent());
+                assert!(reason.contains("exited") && reason.contains("panicked"), "{reason}");
+            }
+            other => panic!("crash, game {} ended {other:?}", g.index),
+        }
+    }
+    assert_eq!(MatchSummary::from_games(&games).forfeits, 2);
+    // A client that stops cleanly (its game is over in its rules) where tafl-lab plays on.
+    let games = play("brandubh", &ours, &fake_client("over"), 1);
+    match &games[0].fault {
+        Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("goes on") && theirs.contains("game is over"), "{ours} / {theirs}"),
+        other => panic!("over ended {other:?}"),
+    }
 }

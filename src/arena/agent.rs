@@ -176,7 +176,15 @@ impl FromStr for AgentSpec {
                     "args" => ext.args = unquote(value).map_err(|m| err(format!("args: {m}")))?.split_whitespace().map(str::to_string).collect(),
                     "time" => ext.move_time = seconds()?,
                     "game_time" => ext.game_time = Some(seconds()?),
-                    _ => return Err(err(format!("unknown option {key:?} (an external engine takes cmd, args, time, game_time)"))),
+                    "tcp" if ext.protocol == Protocol::Htp => {
+                        ext.tcp = match value {
+                            "1" | "true" | "yes" => true,
+                            "0" | "false" | "no" => false,
+                            _ => return Err(err(format!("tcp={value:?}: expected 1 or 0"))),
+                        }
+                    }
+                    "tcp" => return Err(err("tcp applies to htp engines only (hnefatafl-text-protocol --host)".into())),
+                    _ => return Err(err(format!("unknown option {key:?} (an external engine takes cmd, args, time, game_time{})", if ext.protocol == Protocol::Htp { ", tcp" } else { "" }))),
                 }
             }
             if ext.cmd.as_os_str().is_empty() {
@@ -221,6 +229,7 @@ impl AgentSpec {
                 args: Vec::new(),
                 move_time: Duration::from_secs_f64(ExternalSpec::DEFAULT_MOVE_SECONDS),
                 game_time: None,
+                tcp: false,
             }),
             _ => None,
         };
@@ -245,6 +254,9 @@ impl AgentSpec {
             }
             if let Some(g) = ext.game_time {
                 opts.push(format!("game_time={}", g.as_secs_f64()));
+            }
+            if ext.tcp {
+                opts.push("tcp=1".into());
             }
             return format!("{}:{}", kind_name(self.kind), opts.join(","));
         }

@@ -14,15 +14,27 @@
 //!
 //! The child's stdout is read on a thread of its own, so a silent or flooding engine cannot
 //! block the referee past its deadline; stderr is discarded (engines log there).
+//!
+//! An HTP engine can also be an **engine client** (`tcp=1`): `hnefatafl-text-protocol --host
+//! ADDR` connects to `ADDR:49152`, the port hnefatafl.org's server uses, and plays with any of
+//! its AIs (`--ai monte-carlo` only works this way). tafl-lab then listens on a free loopback
+//! address of its own (127.x.y.z, so parallel games do not collide on the fixed port), adds
+//! `--host` to the engine's arguments and speaks the server's side of the protocol: `play`
+//! lines that get no answer, `generate_move` answered by one bare `play ROLE FROM TO` line.
+//! Such a client checks nothing aloud, so captures and boards are not compared; a move it
+//! refuses ends its process with `Error: ...` on stderr, which is kept to tell that refusal (a
+//! disagreement) from a crash (a forfeit). Each game gets a fresh process.
 
 use crate::rules::notation::{parse_move, position_string};
 use crate::rules::{Geometry, Move, Piece, Position, Side, Square, Variant};
 use serde::Serialize;
-use std::io::{BufRead, BufReader, Write};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The protocol an external engine speaks.
@@ -43,11 +55,17 @@ pub struct ExternalSpec {
     /// Most time for all its moves in one game (`None`: no game limit). OTEP engines are sent
     /// the remaining time as their clock.
     pub game_time: Option<Duration>,
+    /// HTP only: the engine is an engine client that connects to tafl-lab over TCP
+    /// (`hnefatafl-text-protocol --host`), not a program that reads commands on stdin.
+    pub tcp: bool,
 }
 
 impl ExternalSpec {
     /// Default limit per move.
     pub const DEFAULT_MOVE_SECONDS: f64 = 30.0;
+    /// The port an HTP engine client connects to (`hnefatafl-text-protocol --host ADDR`
+    /// dials `ADDR:49152`; the port is not an option of that program).
+    pub const HTP_CLIENT_PORT: u16 = 49152;
 }
 
 /// Why a game ended without a result from the rules.
@@ -91,11 +109,38 @@ impl Fault {
     }
 }
 
-/// A running child process whose stdout lines arrive on a channel.
+/// A running child process whose protocol lines arrive on a channel: its stdout, or (an HTP
+/// engine client) the TCP connection it opened to tafl-lab.
 struct Proc {
     child: Child,
-    stdin: ChildStdin,
+    link: Box<dyn Write + Send>,
     lines: Receiver<String>,
+    /// The last lines the child wrote to stderr (engine clients only).
+    errors: Option<Arc<Mutex<VecDeque<String>>>>,
+}
+
+/// Reads `input` line by line on a thread of its own, onto the returned channel.
+fn read_lines(input: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(input);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    // A line longer than any protocol line is garbage; keep its start.
+                    buf.truncate(4096);
+                    let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    lines
 }
 
 impl Proc {
@@ -108,31 +153,61 @@ impl Proc {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", cmd.display()))?;
         let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let (tx, lines) = mpsc::channel();
+        let lines = read_lines(child.stdout.take().expect("piped"));
+        Ok(Proc { child, link: Box::new(stdin), lines, errors: None })
+    }
+
+    /// Starts an HTP engine client with `--host ADDR` and waits until `deadline` for it to
+    /// connect to `ADDR:49152`, a loopback address no other game of this machine listens on.
+    fn connect(cmd: &Path, args: &[String], deadline: Instant) -> Result<Proc, String> {
+        let (listener, ip) = listen_on_loopback()?;
+        let mut child = Command::new(cmd)
+            .args(args)
+            .arg("--host")
+            .arg(ip.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", cmd.display()))?;
+        // Its stderr, kept to the last lines: a client that refuses a move says why there.
+        let errors = Arc::new(Mutex::new(VecDeque::new()));
+        let err_lines = read_lines(child.stderr.take().expect("piped"));
+        let keep = errors.clone();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        // A line longer than any protocol line is garbage; keep its start.
-                        buf.truncate(4096);
-                        let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
+            for l in err_lines {
+                let mut q = keep.lock().expect("stderr buffer");
+                if q.len() == 20 {
+                    q.pop_front();
                 }
+                q.push_back(l);
             }
         });
-        Ok(Proc { child, stdin, lines })
+        listener.set_nonblocking(true).map_err(|e| format!("listening on {ip}: {e}"))?;
+        let stream = loop {
+            match listener.accept() {
+                Ok((stream, _)) => break stream,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(format!("listening on {ip}: {e}")),
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!("the engine exited ({status}) before it connected to {ip}:{}", ExternalSpec::HTP_CLIENT_PORT));
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("it did not connect to {ip}:{} in time", ExternalSpec::HTP_CLIENT_PORT));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let io_err = |e: std::io::Error| format!("connection from the engine: {e}");
+        stream.set_nonblocking(false).map_err(io_err)?;
+        let lines = read_lines(stream.try_clone().map_err(io_err)?);
+        Ok(Proc { child, link: Box::new(stream), lines, errors: Some(errors) })
     }
 
     fn send(&mut self, line: &str) -> Result<(), String> {
-        writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).map_err(|_| "the engine exited".to_string())
+        writeln!(self.link, "{line}").and_then(|_| self.link.flush()).map_err(|_| "the engine exited".to_string())
     }
 
     /// The next line before `deadline`.
@@ -142,11 +217,45 @@ impl Proc {
             Ok(l) => Ok(l),
             Err(RecvTimeoutError::Timeout) => Err("no answer in time".into()),
             Err(RecvTimeoutError::Disconnected) => {
-                let status = self.child.try_wait().ok().flatten().map(|s| format!(" ({s})")).unwrap_or_default();
+                // Give the process a moment to be reaped, so that its status can be told.
+                let mut status = None;
+                for _ in 0..50 {
+                    status = self.child.try_wait().ok().flatten();
+                    if status.is_some() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
                 Err(format!("the engine exited{status}"))
             }
         }
     }
+
+    /// The last line the child wrote to stderr that starts with `prefix`, if any.
+    fn stderr_line(&self, prefix: &str) -> Option<String> {
+        let q = self.errors.as_ref()?.lock().ok()?;
+        q.iter().rev().find(|l| l.starts_with(prefix)).cloned()
+    }
+}
+
+/// A listener on port 49152 of a loopback address nothing else here listens on: all of
+/// 127.0.0.0/8 reaches this machine, so each game can have an address of its own.
+fn listen_on_loopback() -> Result<(TcpListener, Ipv4Addr), String> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Start from the process id, so that separate tafl-lab processes try different ones.
+    let base = std::process::id().wrapping_mul(7919);
+    let mut last = None;
+    for _ in 0..64 {
+        let n = base.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % (250 * 250);
+        let ip = Ipv4Addr::new(127, 1 + (n / 250) as u8, (n % 250) as u8, 1);
+        match TcpListener::bind((ip, ExternalSpec::HTP_CLIENT_PORT)) {
+            Ok(l) => return Ok((l, ip)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(format!("no free loopback address to listen on port {}: {}", ExternalSpec::HTP_CLIENT_PORT, last.map(|e| e.to_string()).unwrap_or_default()))
 }
 
 impl Drop for Proc {
@@ -209,6 +318,9 @@ impl External {
                 let _ = p.send("finish 0");
             }
         }
+        if self.spec.tcp {
+            self.proc = None;
+        }
         self.started = false;
         self.known.clear();
         self.board = Position::start(self.variant.clone());
@@ -229,19 +341,29 @@ impl External {
 
     fn respond_inner(&mut self, pos: &Position, history: &[Move], side: Side) -> Step<Move> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
-        if self.proc.is_none() {
-            self.proc = Some(Proc::spawn(&self.spec.cmd, &self.spec.args).map_err(forfeit)?);
-            self.started = false;
-            if self.spec.protocol == Protocol::Otep {
-                self.await_hello(side)?;
-            }
-        }
         // A position the history does not lead to (analysis of a set-up position) is given
         // to an OTEP engine as such; HTP has no command to set up a position.
         let mut reached = Position::start(self.variant.clone());
         let detached = history.iter().any(|&m| reached.play(m).is_err()) || reached.hash() != pos.hash() || reached.to_move() != pos.to_move();
         let history = if detached { &[][..] } else { history };
-        if detached || !self.started || !history.starts_with(&self.known) {
+        let new_game = detached || !self.started || !history.starts_with(&self.known);
+        if new_game && self.spec.tcp {
+            // An engine client plays one game and exits: each game gets a fresh one.
+            self.proc = None;
+        }
+        if self.proc.is_none() {
+            let proc = if self.spec.tcp {
+                Proc::connect(&self.spec.cmd, &self.spec.args, Instant::now() + self.spec.move_time.max(Duration::from_secs(10)))
+            } else {
+                Proc::spawn(&self.spec.cmd, &self.spec.args)
+            };
+            self.proc = Some(proc.map_err(forfeit)?);
+            self.started = false;
+            if self.spec.protocol == Protocol::Otep {
+                self.await_hello(side)?;
+            }
+        }
+        if new_game {
             self.known.clear();
             self.board = Position::start(self.variant.clone());
             self.new_game(side)?;
@@ -258,6 +380,7 @@ impl External {
         let deadline = Instant::now() + budget;
         let t0 = Instant::now();
         let mv = match self.spec.protocol {
+            Protocol::Htp if self.spec.tcp => self.htp_client_turn(history, side, deadline)?,
             Protocol::Htp => self.htp_turn(history, side, deadline)?,
             Protocol::Otep => self.otep_turn(history, side, deadline, budget)?,
         };
@@ -287,6 +410,14 @@ impl External {
     fn new_game(&mut self, side: Side) -> Step<()> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
         match self.spec.protocol {
+            Protocol::Htp if self.spec.tcp => {
+                // An engine client answers nothing but `generate_move`; it starts on a fresh
+                // 11x11 game, and these two set the board and the first mover.
+                let size = self.variant.geometry.size();
+                let first = htp_role(self.board.to_move());
+                self.proc().send(&format!("board_size {size}")).map_err(forfeit)?;
+                self.proc().send(&format!("first_move {first}")).map_err(forfeit)
+            }
             Protocol::Htp => {
                 let size = self.variant.geometry.size();
                 let deadline = Instant::now() + self.spec.move_time;
@@ -354,22 +485,7 @@ impl External {
             }
             Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
         };
-        let head = text.split(',').next().unwrap_or("").to_lowercase();
-        let words: Vec<&str> = head.split_whitespace().collect();
-        let mv = match words.as_slice() {
-            ["play", _, "resigns", ..] | ["play", _, "resign", ..] => return Err(Fault::Forfeit { side, reason: "resigned".into() }),
-            ["play", role, from, to] => {
-                if parse_role(role) != Some(side) {
-                    return Err(Fault::Forfeit { side, reason: format!("moved for the other side: {text:?}") });
-                }
-                let g = self.board.geometry();
-                match (g.parse_square(from), g.parse_square(to)) {
-                    (Ok(f), Ok(t)) => Move::new(f, t),
-                    _ => return Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
-                }
-            }
-            _ => return Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
-        };
+        let mv = self.read_htp_play(&text, side)?;
         let before = self.board.clone();
         if !before.is_legal(mv) {
             return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {mv}")));
@@ -380,6 +496,87 @@ impl External {
             self.htp_compare_board(side, deadline, &format!("after {mv}"))?;
         }
         Ok(mv)
+    }
+
+    /// Reads `play ROLE FROM TO[, score: ...]` (or a resignation) as `side`'s move.
+    fn read_htp_play(&self, text: &str, side: Side) -> Step<Move> {
+        let head = text.split(',').next().unwrap_or("").to_lowercase();
+        let words: Vec<&str> = head.split_whitespace().collect();
+        match words.as_slice() {
+            ["play", _, "resigns", ..] | ["play", _, "resign", ..] => Err(Fault::Forfeit { side, reason: "resigned".into() }),
+            ["play", role, from, to] => {
+                if parse_role(role) != Some(side) {
+                    return Err(Fault::Forfeit { side, reason: format!("moved for the other side: {text:?}") });
+                }
+                let g = self.board.geometry();
+                match (g.parse_square(from), g.parse_square(to)) {
+                    (Ok(f), Ok(t)) => Ok(Move::new(f, t)),
+                    _ => Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+                }
+            }
+            _ => Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+        }
+    }
+
+    /// A turn of an HTP engine client: the moves it has not seen as `play` lines (no answer
+    /// comes), then `generate_move`, answered by one `play ROLE FROM TO` line.
+    fn htp_client_turn(&mut self, history: &[Move], side: Side, deadline: Instant) -> Step<Move> {
+        let mut last_sent = None;
+        for &m in &history[self.known.len()..] {
+            let before = self.board.clone();
+            self.board.play(m).map_err(|e| Fault::Forfeit { side, reason: format!("referee: {e}") })?;
+            self.known.push(m);
+            last_sent = Some((m, before.clone()));
+            if let Err(e) = self.proc().send(&format!("play {} {} {}", htp_role(before.to_move()), m.from, m.to)) {
+                return Err(self.client_gone(side, e, last_sent));
+            }
+        }
+        if let Err(e) = self.proc().send("generate_move") {
+            return Err(self.client_gone(side, e, last_sent));
+        }
+        let text = loop {
+            match self.proc().recv(deadline) {
+                Ok(l) if l.trim_start().starts_with("play") => break l.trim().to_lowercase(),
+                Ok(_) => {}
+                Err(e) if e.starts_with("the engine exited") => return Err(self.client_gone(side, e, last_sent)),
+                Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
+            }
+        };
+        let mv = self.read_htp_play(&text, side)?;
+        let before = self.board.clone();
+        if !before.is_legal(mv) {
+            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {mv}")));
+        }
+        self.board.play(mv).expect("legal");
+        self.known.push(mv);
+        Ok(mv)
+    }
+
+    /// Why an engine client went away when it should have answered: it refused the last move
+    /// sent (`Error: ...` on stderr), it ended the game where tafl-lab plays on (a clean exit:
+    /// the client stops when its game is over), or it crashed.
+    fn client_gone(&mut self, side: Side, e: String, last_sent: Option<(Move, Position)>) -> Fault {
+        // Its stderr is read on another thread; give it a moment to arrive.
+        let mut refusal = None;
+        for _ in 0..50 {
+            refusal = self.proc().stderr_line("Error:");
+            if refusal.is_some() || self.proc().child.try_wait().ok().flatten().is_some_and(|s| s.success()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let clean = self.proc().child.try_wait().ok().flatten().is_some_and(|s| s.success());
+        match (refusal, last_sent) {
+            (Some(why), Some((m, before))) => self.disagreement(side, &before, format!("{m} is legal"), format!("refused it: {why}")),
+            (None, _) if clean => {
+                let b = self.board.clone();
+                self.disagreement(side, &b, "the game goes on".into(), "the game is over (it stopped playing)".into())
+            }
+            (why, _) => {
+                let tail = why.or_else(|| self.proc().stderr_line("thread")).map(|l| format!(": {l}")).unwrap_or_default();
+                Fault::Forfeit { side, reason: format!("generate_move: {e}{tail}") }
+            }
+        }
     }
 
     /// Compares the engine's board (`show_board_open_tafl`, top row first) with tafl-lab's.
@@ -473,6 +670,9 @@ impl External {
 impl Drop for External {
     fn drop(&mut self) {
         if let Some(p) = self.proc.as_mut() {
+            if self.spec.tcp {
+                return; // an engine client has no quit; Proc's drop kills it
+            }
             let _ = p.send(if self.spec.protocol == Protocol::Otep { "goodbye" } else { "quit" });
             // Give it a moment to exit on its own; Proc's drop kills it otherwise.
             let deadline = Instant::now() + Duration::from_millis(500);

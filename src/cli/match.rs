@@ -17,7 +17,7 @@ use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 pub struct MatchArgs {
     #[arg(long, default_value = "brandubh")]
     pub variant: String,
-    /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16].
+    /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16], or an external engine: htp:cmd=PATH[,args="..."][,time=S][,tcp=1], otep:cmd=PATH[,args="..."][,time=S].
     #[arg(long)]
     pub a: String,
     /// Agent B (same forms as --a).

@@ -207,3 +207,46 @@ fn agent_and_model_errors_are_one_line() {
     std::fs::write(&garbage, "nope").unwrap();
     fails_with(&run(&["analyze", "--agent", &format!("az:model={}", garbage.display())]), "not a safetensors file");
 }
+
+#[test]
+fn a_match_stopped_early_keeps_every_game_it_finished_in_its_record() {
+    use std::sync::Arc;
+    use tafl_lab::rules::{Move, Position, Variant};
+    let dir = scratch("record-kept");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("games.txt");
+    let mut child = common::cli::bin()
+        .args(["match", "--variant", "brandubh", "--a", "random", "--b", "mcts:sims=20", "--games", "100000", "--quiet", "--record"])
+        .arg(&rec)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the record holds 3 games (the bound only guards against a hang).
+    let games_in = |t: &str| t.lines().filter(|l| l.starts_with("# game ")).count();
+    let guard = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while std::fs::read_to_string(&rec).map(|t| games_in(&t)).unwrap_or(0) < 3 {
+        assert!(std::time::Instant::now() < guard, "no record of 3 games");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // What is there is whole: the variant line, then complete games, each of which replays
+    // to the end its comment line names.
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("# variant: brandubh"));
+    let v = Arc::new(Variant::preset("brandubh"));
+    let mut n = 0;
+    while let Some(head) = lines.next() {
+        assert!(head.starts_with("# game "), "{head}");
+        let mut pos = Position::start(v.clone());
+        for m in lines.next().expect("a move line").split_whitespace() {
+            pos.play(Move::parse(m, pos.geometry()).unwrap()).unwrap();
+        }
+        let end = pos.outcome().expect("a finished game").to_string();
+        assert!(head.ends_with(&end), "{head} / {end}");
+        n += 1;
+    }
+    assert!(n >= 3 && n < 100000, "{n} games");
+}

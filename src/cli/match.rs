@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tafl_lab::arena::{self, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
@@ -41,7 +41,7 @@ pub struct MatchArgs {
     /// "A is ELO0 stronger" and "A is ELO1 stronger" (alpha = beta = 0.05), e.g. 0,30.
     #[arg(long)]
     pub sprt: Option<String>,
-    /// Write every game's moves to this file (a comment line, then the moves).
+    /// Write every game's moves to this file (a comment line, then the moves), rewritten as each game finishes, so a match stopped early keeps the games it finished.
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// No progress bar.
@@ -51,6 +51,23 @@ pub struct MatchArgs {
 
 fn wdl_text(w: Wdl) -> String {
     format!("{}W {}D {}L", w.win, w.draw, w.loss)
+}
+
+/// Writes `games` as a record: a `# variant:` line (the variant as given: a preset name, TOML
+/// path or rules string, so that `view` and `replay` can read the record without being told),
+/// then per game a comment line with A's side and the end, and the moves.
+fn write_record(path: &std::path::Path, variant: &str, a: &AgentSpec, games: &[arena::GameResult]) -> Result<()> {
+    let mut text = format!("# variant: {variant}\n");
+    for g in games {
+        let moves: Vec<String> = g.moves.iter().map(|mv| mv.to_string()).collect();
+        let end = match (&g.outcome, &g.fault) {
+            (Some(o), _) => o.to_string(),
+            (None, Some(f)) => f.describe(),
+            (None, None) => "unfinished".into(),
+        };
+        text.push_str(&format!("# game {}: A ({a}) plays {}; {end}\n{}\n", g.index + 1, g.a_side.name(), moves.join(" ")));
+    }
+    tafl_lab::fsio::atomic_write(path, text.as_bytes()).map_err(|e| anyhow!("--record {}: {e}", path.display()))
 }
 
 pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
@@ -64,6 +81,9 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     tafl_lab::nn::set_torch_threads(1);
     let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), m.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
+    // With --record, the games finished so far are rewritten to the record after each game:
+    // a match stopped early keeps every game it finished.
+    let finished = std::sync::Mutex::new((Vec::<arena::GameResult>::new(), None::<anyhow::Error>));
     let cfg = MatchConfig { games: m.games, seed: m.seed, opening_plies: m.opening_plies };
     let t = Instant::now();
     let sprt = match &m.sprt {
@@ -99,24 +119,23 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             }
             bar.set_message(format!("A scores {:.1}%", 100.0 * p.0 / p.1.max(1) as f64));
             bar.inc(1);
+            if let Some(path) = &m.record {
+                let mut f = finished.lock().expect("not poisoned");
+                f.0.push(g.clone());
+                f.0.sort_by_key(|g| g.index);
+                if let Err(e) = write_record(path, &m.variant, &a, &f.0) {
+                    f.1.get_or_insert(e);
+                }
+            }
         },
         &decided,
     )?;
     bar.finish_and_clear();
+    if let Some(e) = finished.into_inner().expect("not poisoned").1 {
+        return Err(e);
+    }
     if let Some(path) = &m.record {
-        // The variant as given (a preset name, TOML path or rules string), so that `view` and
-        // `replay` can read the record without being told.
-        let mut text = format!("# variant: {}\n", m.variant);
-        for g in &games {
-            let moves: Vec<String> = g.moves.iter().map(|mv| mv.to_string()).collect();
-            let end = match (&g.outcome, &g.fault) {
-                (Some(o), _) => o.to_string(),
-                (None, Some(f)) => f.describe(),
-                (None, None) => "unfinished".into(),
-            };
-            text.push_str(&format!("# game {}: A ({a}) plays {}; {end}\n{}\n", g.index + 1, g.a_side.name(), moves.join(" ")));
-        }
-        tafl_lab::fsio::atomic_write(path, text.as_bytes()).map_err(|e| anyhow!("--record {}: {e}", path.display()))?;
+        write_record(path, &m.variant, &a, &games)?;
     }
     let s = MatchSummary::from_games(&games);
     let secs = t.elapsed().as_secs_f64();

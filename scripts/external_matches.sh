@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Reproduces the README's Copenhagen matches against hnefatafl-copenhagen 6.4.1 (its depth-4
+# alpha-beta AI on stdin, and its monte-carlo AI as an engine client over TCP, 2 s a move):
+# the shipped model (az, 64 simulations) and random-rollout MCTS (400 simulations), in
+# two-game pieces (one game with each side) with seeds 1, 2, ..., one JSON summary and one
+# record per piece in OUT_DIR. Finished pieces are skipped, so it resumes where it stopped.
+# Usage: scripts/external_matches.sh OUT_DIR [PIECES (default 10)] [MATCHUP ...]
+#   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four)
+# The alpha-beta AI takes from seconds to over ten minutes a move (one thread); a two-game
+# piece against it takes 15-40 minutes on 2 cores. Run nothing else beside the monte-carlo
+# matches: that AI thinks for a fixed time, so a loaded machine weakens it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+source scripts/peers.sh
+cargo build --release --quiet
+out=${1:?usage: scripts/external_matches.sh OUT_DIR [PIECES] [MATCHUP ...]}
+pieces=${2:-10}
+shift $(( $# < 2 ? $# : 2 ))
+matchups=("$@")
+[[ ${#matchups[@]} -gt 0 ]] || matchups=(model-ab mcts-ab model-mc mcts-mc)
+mkdir -p "$out"
+bin=$PWD/target/release/tafl-lab
+htp=$TAFL_LAB_HTP_ENGINE
+# A day per move: only a hang guard (its slowest moves take many minutes).
+ab="htp:cmd=$htp,time=86400"
+mc="htp:cmd=$htp,args=\"--ai monte-carlo --seconds 2\",tcp=1,time=60"
+for m in "${matchups[@]}"; do
+    case $m in
+        model-ab) a="az:model=models/copenhagen,sims=64" b=$ab ;;
+        mcts-ab) a="mcts:sims=400" b=$ab ;;
+        model-mc) a="az:model=models/copenhagen,sims=64" b=$mc ;;
+        mcts-mc) a="mcts:sims=400" b=$mc ;;
+        *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc)" >&2; exit 1 ;;
+    esac
+    for s in $(seq 1 "$pieces"); do
+        name=$out/$m-s$s
+        [[ -s $name.json ]] && continue
+        echo "$m, seed $s ($(date +%T))"
+        OMP_WAIT_POLICY=PASSIVE "$bin" match --variant copenhagen --a "$a" --b "$b" --games 2 --seed "$s" \
+            --json --quiet --record "$name.txt" > "$name.json.tmp" 2> "$name.err"
+        mv "$name.json.tmp" "$name.json"
+    done
+done

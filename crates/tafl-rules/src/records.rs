@@ -327,7 +327,8 @@ fn normalise_captures(tok: &str) -> String {
 }
 
 /// The archive CSV form of one game: `moves,attacker_captures,defender_captures,result`, with
-/// captured kings unmarked, as the archive writes them.
+/// captured kings unmarked, as the archive writes them. A move the rules refuse is written as
+/// it is, with no captures (so that tests can write bad records on purpose); the readers refuse it.
 pub fn write_csv(pos_start: &Position, moves: &[Move], result: RecordResult) -> String {
     let mut pos = pos_start.clone();
     let mut tokens = Vec::with_capacity(moves.len());
@@ -375,7 +376,8 @@ pub fn write_numbered(moves: &[Move], result: RecordResult) -> String {
 
 /// An OpenTafl game record of one game on the variant written as `rules` (an OpenTafl rules
 /// string), with captures written as OpenTafl writes them (`f2-a2xa3`, several `/`-separated)
-/// and the king's moves marked `K`.
+/// and the king's moves marked `K`. A move the rules refuse is written as it is, with no
+/// captures, as [`write_csv`] does.
 pub fn write_opentafl(rules: &str, start: &Position, moves: &[Move], result: RecordResult) -> String {
     let code = match result {
         RecordResult::Won(Side::Attackers) => "1",

@@ -486,16 +486,23 @@ impl External {
             Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
         };
         let mv = self.read_htp_play(&text, side)?;
-        let before = self.board.clone();
-        if !before.is_legal(mv) {
-            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {mv}")));
-        }
-        self.board.play(mv).expect("legal");
-        self.known.push(mv);
+        self.take_engine_move(side, mv, &mv.to_string())?;
         if self.board.outcome().is_none() {
             self.htp_compare_board(side, deadline, &format!("after {mv}"))?;
         }
         Ok(mv)
+    }
+
+    /// Plays the engine's move `mv` (written `played` by the engine) on the engine's board, or
+    /// ends the game as a disagreement if tafl-lab's rules find it illegal there.
+    fn take_engine_move(&mut self, side: Side, mv: Move, played: &str) -> Step<()> {
+        if !self.board.is_legal(mv) {
+            let before = self.board.clone();
+            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {played}")));
+        }
+        self.board.play(mv).expect("legal");
+        self.known.push(mv);
+        Ok(())
     }
 
     /// Reads `play ROLE FROM TO[, score: ...]` (or a resignation) as `side`'s move.
@@ -524,10 +531,11 @@ impl External {
         let mut last_sent = None;
         for &m in &history[self.known.len()..] {
             let before = self.board.clone();
+            let cmd = format!("play {} {} {}", htp_role(before.to_move()), m.from, m.to);
             self.board.play(m).map_err(|e| Fault::Forfeit { side, reason: format!("referee: {e}") })?;
             self.known.push(m);
-            last_sent = Some((m, before.clone()));
-            if let Err(e) = self.proc().send(&format!("play {} {} {}", htp_role(before.to_move()), m.from, m.to)) {
+            last_sent = Some((m, before));
+            if let Err(e) = self.proc().send(&cmd) {
                 return Err(self.client_gone(side, e, last_sent));
             }
         }
@@ -543,12 +551,7 @@ impl External {
             }
         };
         let mv = self.read_htp_play(&text, side)?;
-        let before = self.board.clone();
-        if !before.is_legal(mv) {
-            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {mv}")));
-        }
-        self.board.play(mv).expect("legal");
-        self.known.push(mv);
+        self.take_engine_move(side, mv, &mv.to_string())?;
         Ok(mv)
     }
 
@@ -655,12 +658,7 @@ impl External {
         };
         let g = self.board.geometry();
         let mv = parse_move(&text, g).map_err(|e| forfeit(format!("unreadable move: {e}")))?.mv;
-        let before = self.board.clone();
-        if !before.is_legal(mv) {
-            return Err(self.disagreement(side, &before, format!("{mv} is not a legal move"), format!("played {text}")));
-        }
-        self.board.play(mv).expect("legal");
-        self.known.push(mv);
+        self.take_engine_move(side, mv, &text)?;
         let ack = format!("move {}", position_string(&self.board));
         self.proc().send(&ack).map_err(forfeit)?;
         Ok(mv)

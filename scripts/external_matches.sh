@@ -5,6 +5,7 @@
 # two-game pieces (one game with each side) with seeds 1, 2, ..., one JSON summary and one
 # record per piece in OUT_DIR. Finished pieces are skipped, so it resumes where it stopped.
 # Usage: scripts/external_matches.sh OUT_DIR [PIECES (default 10)] [MATCHUP ...]
+#   PIECES: N for seeds 1..N, or a comma-separated list of seeds (e.g. 2,6,7)
 #   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four)
 # The alpha-beta AI takes from seconds to over ten minutes a move (one thread); a two-game
 # piece against it takes 15-40 minutes on 2 cores. Run nothing else beside the monte-carlo
@@ -33,7 +34,11 @@ for m in "${matchups[@]}"; do
         mcts-mc) a="mcts:sims=400" b=$mc ;;
         *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc)" >&2; exit 1 ;;
     esac
-    for s in $(seq 1 "$pieces"); do
+    if [[ $pieces =~ ^[0-9]+$ ]]; then seeds=$(seq 1 "$pieces")
+    elif [[ $pieces =~ ^[0-9]+(,[0-9]+)*$ ]]; then seeds=${pieces//,/ }
+    else echo "error: PIECES must be a number or a comma-separated list of seeds, not '$pieces'" >&2; exit 1
+    fi
+    for s in $seeds; do
         name=$out/$m-s$s
         [[ -s $name.json ]] && continue
         echo "$m, seed $s ($(date +%T))"

@@ -576,7 +576,7 @@ fn fuzz_run_config_toml() {
 
 const SPEC_DICT: &[&str] = &[
     "random", "mcts", "az", "gumbel", ":", ",", "=", "sims=", "model=", "k=", "cpuct=", "batch=", "device=", "\"", "\\\"",
-    "model=\"a,b\"", "device=cuda:7", "sims=0", "cpuct=nan", "cpuct=-1", "k=18446744073709551616",
+    "model=\"a,b\"", "device=cuda:7", "sims=0", "cpuct=nan", "cpuct=-1", "k=18446744073709551616", "precision=", "precision=bf16", "precision=fp32",
 ];
 
 #[test]
@@ -589,6 +589,7 @@ fn fuzz_agent_specs() {
         "gumbel:model=m.safetensors,sims=32,k=16,device=cpu",
         "gumbel:model=\"runs/a,b/latest\",k=8",
         "az:model=\"a\\\"b\\\\c\",batch=8,device=auto",
+        "az:model=m,precision=bf16",
     ];
     let mut m = Mutator::new(7);
     let mut t = Tally::new("agent specs");

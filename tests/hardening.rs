@@ -23,6 +23,7 @@ fn out_of_range_numbers_are_one_line_errors() {
     // Command-line syntax errors are one line too (clap's own message, first line).
     fails_with(&run(&["perft", "--depth", "many"]), "invalid value 'many' for '--depth");
     fails_with(&run(&["bench", "rules", "--seconds", "whenever"]), "invalid value 'whenever' for '--seconds");
+    fails_with(&run(&["match", "--variant", "brandubh", "--a", "random", "--b", "random", "--precision", "fp16"]), "invalid value 'fp16' for '--precision");
     // A negative number after a space reaches the command's own check.
     fails_with(&run(&["bench", "rules", "--seconds", "-1"]), "--seconds -1: expected a positive number");
     fails_with(&run(&["train", "--minutes", "-5"]), "--minutes");
@@ -116,6 +117,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "az:sims=64,model=m.safetensors,device=cpu,cpuct=1.5",
         "gumbel:model=\"a,b\",k=4,sims=12",
         "gumbel:k=16,model=m,batch=8,sims=32",
+        "az:model=m,precision=bf16,device=cpu",
+        "gumbel:model=m,precision=fp32",
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
@@ -133,6 +136,16 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!((s.device(), s.to_string().as_str()), ("cpu", "az:model=m,sims=200"));
     let s = "az:model=m,device=cuda".parse::<AgentSpec>().unwrap().default_device("cpu");
     assert_eq!((s.device(), s.to_string().as_str()), ("cuda", "az:model=m,sims=200,device=cuda"));
+    // So is the precision: the command's is used unless the spec names one; auto by default.
+    use tafl_lab::nn::Precision;
+    let s = "az:model=m".parse::<AgentSpec>().unwrap();
+    assert_eq!(s.precision(), Precision::Auto);
+    let s = s.default_precision(Precision::Fp32);
+    assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Fp32, "az:model=m,sims=200"));
+    let s = "az:precision=bf16,model=m".parse::<AgentSpec>().unwrap().default_precision(Precision::Fp32);
+    assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Bf16, "az:model=m,sims=200,precision=bf16"));
+    let e = "az:model=m,precision=fp16".parse::<AgentSpec>().unwrap_err().to_string();
+    assert!(e.contains("precision") && e.contains("fp16") && e.contains("auto, fp32 or bf16"), "{e}");
     // A gumbel agent's defaults are the search layer's.
     let g: AgentSpec = "gumbel:model=m".parse().unwrap();
     let cfg = g.search_config().unwrap();

@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tafl_lab::nn::checkpoint::{self, ModelMeta};
 use tafl_lab::nn::encoding::{index_move, policy_index, policy_size, Encoder, PLANES};
-use tafl_lab::nn::{NetConfig, NetEvaluator, NnError, Symmetry, TaflNet};
+use tafl_lab::nn::{NetConfig, NetEvaluator, NnError, Precision, Symmetry, TaflNet};
 use tafl_lab::rules::ruleset::KingStrength;
 use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::{EvalRequest, Evaluator};
@@ -157,7 +157,7 @@ fn symmetries_form_a_group_of_eight_distinct_maps() {
 
 #[test]
 fn forward_shapes_and_masked_priors() {
-    for name in ["brandubh", "copenhagen"] {
+    for (name, precision) in [("brandubh", Precision::Fp32), ("copenhagen", Precision::Fp32), ("brandubh", Precision::Bf16)] {
         let v = variant(name);
         let n = v.geometry.size() as i64;
         let net = TaflNet::new(v.geometry.size(), TINY, Device::Cpu);
@@ -165,7 +165,7 @@ fn forward_shapes_and_masked_priors() {
         let (p, w) = net.forward_t(&x, false);
         assert_eq!(p.size(), vec![5, 4 * (n - 1), n, n]);
         assert_eq!(w.size(), vec![5, 3]);
-        let mut ev = NetEvaluator::new(net, &v);
+        let mut ev = NetEvaluator::new(net, &v, precision);
         let positions = sample_positions(&v, 3);
         let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
         let reqs: Vec<_> = positions.iter().zip(&moves).map(|(p, m)| EvalRequest { position: p, moves: m }).collect();

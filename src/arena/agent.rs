@@ -3,11 +3,12 @@
 //! (Gumbel root with sequential halving; strong at small budgets).
 //!
 //! Options, comma-separated after the colon: `sims`, `model`, `k` (gumbel), `cpuct`, `batch`
-//! (leaves per network call), `device` (auto, cpu, cuda). A value with a comma in it (a model
+//! (leaves per network call), `device` (auto, cpu, cuda), `precision` (auto, fp32, bf16: the
+//! number format of the network's inference, see [`Precision`]). A value with a comma in it (a model
 //! path) is written in double quotes, with `\"` and `\\` inside: `az:model="runs/a,b/latest"`.
 //! Code that makes specs builds them as values ([`AgentSpec::new`]), never by formatting text.
 
-use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError};
+use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
 use crate::rules::{Move, Position, Variant};
 use crate::search::{Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
 use rand::rngs::SmallRng;
@@ -52,6 +53,10 @@ pub struct AgentSpec {
     /// The command's `--device`, used when the spec names none; not part of the text, so
     /// labels stay as the user wrote them.
     pub command_device: Option<String>,
+    /// The precision the spec names (`precision=`); part of its text.
+    pub precision: Option<Precision>,
+    /// The command's `--precision`, used when the spec names none; not part of the text.
+    pub command_precision: Option<Precision>,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
     /// How to run an external engine (`htp`, `otep`).
@@ -205,7 +210,8 @@ impl FromStr for AgentSpec {
                 "cpuct" => spec.search.c_puct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
                 "device" => spec.device = Some(value.to_string()),
-                _ => return Err(err(format!("unknown option {key:?} (expected sims, model, k, cpuct, batch, device)"))),
+                "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
+                _ => return Err(err(format!("unknown option {key:?} (expected sims, model, k, cpuct, batch, device, precision)"))),
             }
         }
         match kind {
@@ -233,7 +239,7 @@ impl AgentSpec {
             }),
             _ => None,
         };
-        AgentSpec { kind, model, device: None, command_device: None, search: SearchConfig { simulations: sims, ..kind_search(kind) }, external }
+        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { simulations: sims, ..kind_search(kind) }, external }
     }
 
     /// The spec's canonical text: the kind, the model (quoted when it needs to be), the
@@ -280,6 +286,9 @@ impl AgentSpec {
         if let Some(device) = &self.device {
             opts.push(format!("device={device}"));
         }
+        if let Some(precision) = self.precision {
+            opts.push(format!("precision={precision}"));
+        }
         if opts.is_empty() {
             kind_name(self.kind).to_string()
         } else {
@@ -298,6 +307,18 @@ impl AgentSpec {
     pub fn default_device(mut self, device: &str) -> AgentSpec {
         self.command_device = Some(device.to_string());
         self
+    }
+
+    /// The spec with `precision` (a command's `--precision`) as its precision, unless the
+    /// spec named one (`precision=`).
+    pub fn default_precision(mut self, precision: Precision) -> AgentSpec {
+        self.command_precision = Some(precision);
+        self
+    }
+
+    /// The precision of the agent's network: the spec's, else the command's, else `auto`.
+    pub fn precision(&self) -> Precision {
+        self.precision.or(self.command_precision).unwrap_or_default()
     }
 
     /// The device the agent's model runs on: the one the spec names, else the command's,
@@ -349,7 +370,7 @@ impl Agent {
                     Some(path) => {
                         let device = parse_device(spec.device())?;
                         let (net, _) = checkpoint::load(path, Some(variant), device)?;
-                        Box::new(NetEvaluator::new(net, variant))
+                        Box::new(NetEvaluator::new(net, variant, spec.precision()))
                     }
                 };
                 Engine::Search { search: None, evaluator, cfg, seed }

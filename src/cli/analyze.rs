@@ -38,7 +38,7 @@ fn proof_name(p: Proof) -> &'static str {
 }
 
 pub fn run(args: &AnalyzeArgs, out: &mut impl Write) -> Result<()> {
-    let spec = super::parse_agent("--agent", &args.agent, &args.device.device)?;
+    let spec = super::parse_agent("--agent", &args.agent, &args.device)?;
     let pos = args.pos.position()?;
     if let Some(o) = pos.outcome() {
         bail!("the game is over ({o}); nothing to analyze");

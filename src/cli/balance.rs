@@ -95,7 +95,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
         bail!("--games: must be at least 1");
     }
     let base: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
-    let base = base.default_device(&a.device.device);
+    let base = a.device.apply(base);
     let budgets: Vec<u32> = match &a.sims {
         None => vec![base.search.simulations],
         Some(list) => list
@@ -210,7 +210,7 @@ fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) 
         None => 64,
         Some(s) => s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: with --ladder, one positive number of simulations (not {s:?})"))?,
     };
-    let agent = AgentSpec::new(AgentKind::Az, None, sims).default_device(&a.device.device);
+    let agent = a.device.apply(AgentSpec::new(AgentKind::Az, None, sims));
     let job = LadderJob {
         variant,
         run_dir,

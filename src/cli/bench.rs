@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tafl_lab::play::random_playout;
 use tafl_lab::rules::perft::perft;
 use tafl_lab::nn::encoding::{Encoder, PLANES};
-use tafl_lab::nn::{NetConfig, NetEvaluator, TaflNet};
+use tafl_lab::nn::{NetConfig, NetEvaluator, Precision, TaflNet};
 use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::{RootPolicy, SearchConfig};
 use tafl_lab::selfplay::{self, SelfPlayConfig};
@@ -147,7 +147,10 @@ fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
 struct SearchFigures {
     variant: String,
     net: NetConfig,
+    /// Forward evaluations/s at the benchmark's precision.
     raw: f64,
+    /// The same in fp32 (equal to `raw` when the precision is fp32).
+    raw_fp32: f64,
     /// Leaf evaluations search received per second (network and cache).
     search: f64,
     /// Positions the network evaluated per second during search.
@@ -174,25 +177,16 @@ fn sample_positions(variant: &Arc<Variant>, n: usize) -> Vec<Position> {
     out
 }
 
-fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch::Device) -> Result<SearchFigures> {
-    let variant = Arc::new(Variant::from_spec(name)?);
-    let size = variant.geometry.size();
-    let net_cfg = NetConfig::default_for(size);
-    tch::manual_seed(1);
-    // Raw: the network alone on a prepared input tensor.
-    let net = TaflNet::new(size, net_cfg, device);
-    let enc = Encoder::new(&variant);
-    let mut input = vec![0f32; batch * enc.len()];
-    for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {
-        enc.encode(p, chunk);
-    }
-    let n = size as i64;
-    let x = tch::Tensor::from_slice(&input).view([batch as i64, PLANES as i64, n, n]).to_device(device);
+/// Forward evaluations/s of `net` (converted to `kind`) on a batch of `input`, for `seconds`.
+fn raw_rate(net: &mut TaflNet, input: &[f32], batch: usize, kind: tch::Kind, seconds: f64) -> f64 {
+    let n = net.board_size as i64;
+    net.vs.set_kind(kind);
+    let x = tch::Tensor::from_slice(input).view([batch as i64, PLANES as i64, n, n]).to_device(net.device()).to_kind(kind);
     let forward = || {
         tch::no_grad(|| {
             let (p, v) = net.forward_t(&x, false);
-            // Bring results to the host as search must.
-            let _ = (p.to_device(tch::Device::Cpu), v.to_device(tch::Device::Cpu));
+            // Bring results to the host (as fp32) as search must.
+            let _ = (p.to_kind(tch::Kind::Float).to_device(tch::Device::Cpu), v.to_kind(tch::Kind::Float).to_device(tch::Device::Cpu));
         })
     };
     forward();
@@ -203,7 +197,27 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
         forward();
         calls += 1;
     }
-    let raw = (calls * batch as u64) as f64 / t.elapsed().as_secs_f64();
+    let rate = (calls * batch as u64) as f64 / t.elapsed().as_secs_f64();
+    net.vs.set_kind(tch::Kind::Float);
+    rate
+}
+
+fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch::Device, precision: Precision) -> Result<SearchFigures> {
+    let variant = Arc::new(Variant::from_spec(name)?);
+    let size = variant.geometry.size();
+    let net_cfg = NetConfig::default_for(size);
+    tch::manual_seed(1);
+    // Raw: the network alone on a prepared input tensor, in fp32 and at the precision.
+    let mut net = TaflNet::new(size, net_cfg, device);
+    let enc = Encoder::new(&variant);
+    let mut input = vec![0f32; batch * enc.len()];
+    for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {
+        enc.encode(p, chunk);
+    }
+    let kind = precision.kind(device);
+    let raw_fp32 = raw_rate(&mut net, &input, batch, tch::Kind::Float, seconds);
+    let raw = if kind == tch::Kind::Float { raw_fp32 } else { raw_rate(&mut net, &input, batch, kind, seconds) };
+    let budget = Duration::from_secs_f64(seconds);
     // Search: lockstep self-play with the same network and batch size, first with the
     // network on its own thread (as self-play runs), then on the searching thread.
     let cfg = SelfPlayConfig {
@@ -212,7 +226,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
         search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
-    let mut evaluator = NetEvaluator::new(net, &variant);
+    let mut evaluator = NetEvaluator::new(net, &variant, precision);
     let play = |evaluator: &mut NetEvaluator| {
         let t = Instant::now();
         let p = selfplay::play(&variant, &cfg, evaluator, 1, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
@@ -221,13 +235,14 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
     let (p, secs) = play(&mut evaluator);
     drop(evaluator);
     let net = TaflNet::new(size, net_cfg, device);
-    let mut serial = NetEvaluator::new(net, &variant);
+    let mut serial = NetEvaluator::new(net, &variant, precision);
     serial.set_background(false);
     let (ps, secs_serial) = play(&mut serial);
     Ok(SearchFigures {
         variant: name.to_string(),
         net: net_cfg,
         raw,
+        raw_fp32,
         search: p.evaluations as f64 / secs,
         network: p.cache.misses as f64 / secs,
         search_serial: ps.evaluations as f64 / secs_serial,
@@ -244,14 +259,18 @@ struct SelfPlayFigures {
     seconds: f64,
     moves: u64,
     cache_hit_rate: f64,
+    /// Positions per network call.
+    mean_batch: f64,
+    /// Positions the network evaluated.
+    network_evals: u64,
 }
 
-fn default_selfplay(games: u64, device: tch::Device) -> Result<SelfPlayFigures> {
+fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Result<SelfPlayFigures> {
     let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant)?);
     tch::manual_seed(cfg.seed as i64);
     let net = TaflNet::new(variant.geometry.size(), cfg.net, device);
-    let mut evaluator = NetEvaluator::new(net, &variant);
+    let mut evaluator = NetEvaluator::new(net, &variant, precision);
     let sp = cfg.selfplay_config();
     let mut started = 0u64;
     let t = Instant::now();
@@ -259,13 +278,21 @@ fn default_selfplay(games: u64, device: tch::Device) -> Result<SelfPlayFigures> 
         started += 1;
         started <= games
     }, &mut |_| {}, &mut |_| true);
-    Ok(SelfPlayFigures { games: p.games, seconds: t.elapsed().as_secs_f64(), moves: p.moves, cache_hit_rate: p.cache.hit_rate() })
+    Ok(SelfPlayFigures {
+        games: p.games,
+        seconds: t.elapsed().as_secs_f64(),
+        moves: p.moves,
+        cache_hit_rate: p.cache.hit_rate(),
+        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
+        network_evals: p.cache.misses,
+    })
 }
 
 fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     check_seconds(args.seconds)?;
     let (json, seconds, batch, sims, variants) = (args.json, args.seconds, args.batch.max(1), args.sims.max(1), &args.variants);
     let device = tafl_lab::nn::parse_device(&args.device.device)?;
+    let precision = args.device.precision;
     let threads = super::cores();
     tafl_lab::nn::set_torch_threads(threads);
     let mut figures = Vec::new();
@@ -273,13 +300,13 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
         if !json {
             eprintln!("measuring {name} ({seconds} s raw, {seconds} s search)...");
         }
-        figures.push(search_figures(name, seconds, batch, sims, device)?);
+        figures.push(search_figures(name, seconds, batch, sims, device, precision)?);
     }
     let default = if args.selfplay_games > 0 {
         if !json {
             eprintln!("timing {} games of the default config's self-play...", args.selfplay_games);
         }
-        Some(default_selfplay(args.selfplay_games, device)?)
+        Some(default_selfplay(args.selfplay_games, device, precision)?)
     } else {
         None
     };
@@ -287,6 +314,7 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     if json {
         let mut obj = serde_json::Map::new();
         obj.insert("device".into(), json!(format!("{device:?}")));
+        obj.insert("precision".into(), json!(precision.resolved_name(device)));
         obj.insert("torch_threads".into(), json!(threads));
         obj.insert("batch".into(), json!(batch));
         obj.insert("sims".into(), json!(sims));
@@ -296,6 +324,7 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                 json!({
                     "net": f.net.to_string(),
                     "raw_evals_per_s": f.raw,
+                    "raw_fp32_evals_per_s": f.raw_fp32,
                     "search_evals_per_s": f.search,
                     "ratio": f.search / f.raw,
                     "network_evals_per_s": f.network,
@@ -312,23 +341,29 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
             obj.insert(
                 "default_selfplay".into(),
                 json!({"config": "configs/runs/brandubh.toml", "games": d.games, "seconds": d.seconds,
-                       "moves": d.moves, "cache_hit_rate": d.cache_hit_rate}),
+                       "moves": d.moves, "cache_hit_rate": d.cache_hit_rate, "mean_batch": d.mean_batch,
+                       "network_evals": d.network_evals}),
             );
         }
         writeln!(out, "{}", serde_json::Value::Object(obj))?;
     } else {
-        writeln!(out, "search benchmark: device {device:?}, {threads} torch threads, batch {batch}, gumbel sims {sims}")?;
         writeln!(
             out,
-            "{:<12} {:>6} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>11} {:>9}",
-            "variant", "net", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "no overlap", "mean batch", "moves/s"
+            "search benchmark: device {device:?}, precision {}, {threads} torch threads, batch {batch}, gumbel sims {sims}",
+            precision.resolved_name(device)
+        )?;
+        writeln!(
+            out,
+            "{:<12} {:>6} {:>10} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>11} {:>9}",
+            "variant", "net", "raw fp32", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "no overlap", "mean batch", "moves/s"
         )?;
         for f in &figures {
             writeln!(
                 out,
-                "{:<12} {:>6} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.0} {:>11.1} {:>9.1}",
+                "{:<12} {:>6} {:>10.0} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.0} {:>11.1} {:>9.1}",
                 f.variant,
                 f.net.to_string(),
+                f.raw_fp32,
                 f.raw,
                 f.search,
                 100.0 * f.search / f.raw,
@@ -342,12 +377,14 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
         if let Some(d) = &default {
             writeln!(
                 out,
-                "default config self-play (configs/runs/brandubh.toml): {:.0} games/hour ({} games, {} moves in {:.1} s, cache hits {:.1}%)",
+                "default config self-play (configs/runs/brandubh.toml): {:.0} games/hour ({} games, {} moves in {:.1} s, cache hits {:.1}%, {} network evaluations, mean batch {:.1})",
                 per_hour(d),
                 d.games,
                 d.moves,
                 d.seconds,
-                100.0 * d.cache_hit_rate
+                100.0 * d.cache_hit_rate,
+                d.network_evals,
+                d.mean_batch
             )?;
         }
     }

@@ -19,5 +19,12 @@ pub fn run(_args: &DoctorArgs, out: &mut impl Write) -> Result<()> {
     let s: f64 = t.sum(tch::Kind::Float).double_value(&[]);
     writeln!(out, "torch self-check: sum([1,2,3]) = {s}")?;
     writeln!(out, "cpu threads: {}", super::cores())?;
+    let bf16 = tafl_lab::nn::cpu_has_bf16();
+    writeln!(
+        out,
+        "cpu bf16: {} (--precision auto runs cpu inference in {})",
+        if bf16 { "native (AVX-512 BF16)" } else { "not native" },
+        tafl_lab::nn::Precision::Auto.resolved_name(tch::Device::Cpu)
+    )?;
     Ok(())
 }

@@ -45,7 +45,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
         other => bail!("--protocol {other:?}: expected opentafl or htp"),
     };
     tafl_lab::nn::set_torch_threads(super::cores());
-    let (agent, mut variant) = super::model_agent(args.model.as_deref(), args.variant.as_deref(), args.sims, &args.device.device)?;
+    let (agent, mut variant) = super::model_agent(args.model.as_deref(), args.variant.as_deref(), args.sims, &args.device)?;
     let time = match args.movetime {
         Some(ms) => TimeControl::MoveTime(Duration::from_millis(ms.max(1))),
         None => TimeControl::Simulations,

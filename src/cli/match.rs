@@ -72,8 +72,8 @@ fn write_record(path: &std::path::Path, variant: &str, a: &AgentSpec, games: &[a
 
 pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&m.variant)?);
-    let a = super::parse_agent("--a", &m.a, &m.device.device)?;
-    let b = super::parse_agent("--b", &m.b, &m.device.device)?;
+    let a = super::parse_agent("--a", &m.a, &m.device)?;
+    let b = super::parse_agent("--b", &m.b, &m.device)?;
     if m.games == 0 {
         bail!("--games: must be at least 1");
     }

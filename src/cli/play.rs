@@ -32,7 +32,7 @@ pub struct PlayArgs {
 /// Plays one game, reading the human's moves and commands from `input`.
 pub fn run(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()> {
     tafl_lab::nn::set_torch_threads(super::cores());
-    let (spec, variant) = super::model_agent(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device.device)?;
+    let (spec, variant) = super::model_agent(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device)?;
     let mut ai = Agent::new(&spec, &variant, a.seed)?;
     let mut helper = Agent::new(&spec, &variant, a.seed ^ 1)?;
     let mut pos = Position::start(variant.clone());

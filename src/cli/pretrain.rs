@@ -2,7 +2,6 @@
 //! games), written as a normal model file that `train --init` and agent specs read.
 
 use super::train::BarReporter;
-use super::DeviceArgs;
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -58,8 +57,9 @@ pub struct PretrainArgs {
     /// Print every skipped record (file:line: reason), not only the first of each kind.
     #[arg(long)]
     pub verbose: bool,
-    #[command(flatten)]
-    pub device: DeviceArgs,
+    /// Device to train on: auto (cuda if present), cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    pub device: String,
 }
 
 pub fn run(args: &PretrainArgs, out: &mut impl Write) -> Result<()> {
@@ -75,7 +75,7 @@ pub fn run(args: &PretrainArgs, out: &mut impl Write) -> Result<()> {
         ..PretrainConfig::default()
     };
     cfg.validate()?;
-    let device = parse_device(&args.device.device)?;
+    let device = parse_device(&args.device)?;
     let model = if args.out.is_dir() || args.out.extension().is_none() {
         std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("--out {}: {e}", args.out.display()))?;
         args.out.join(tafl_lab::nn::checkpoint::MODEL_FILE)

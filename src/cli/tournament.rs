@@ -444,7 +444,7 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&t.variant)?);
     let mut texts = t.agents.as_deref().map(split_agents).unwrap_or_default();
     texts.extend(t.agent.iter().map(|a| a.trim().to_string()));
-    let specs: Vec<AgentSpec> = texts.iter().map(|s| super::parse_agent("--agents", s, &t.device.device)).collect::<Result<_>>()?;
+    let specs: Vec<AgentSpec> = texts.iter().map(|s| super::parse_agent("--agents", s, &t.device)).collect::<Result<_>>()?;
     if specs.len() < 2 {
         bail!("--agents: a tournament needs at least two agents (\"A;B;C\" or repeated --agent), got {}", specs.len());
     }

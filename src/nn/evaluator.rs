@@ -1,5 +1,7 @@
 //! The network as a search [`Evaluator`]: encodes a batch, runs one forward pass under
-//! `no_grad`, and turns the policy logits of the legal moves into priors.
+//! `no_grad`, and turns the policy logits of the legal moves into priors. The evaluator owns
+//! its network in inference form: batch norms folded into the convolutions, weights in the
+//! [`Precision`]'s number format (bf16 where the CPU has it), results back in fp32.
 //!
 //! Background evaluation: the first [`Evaluator::start`] moves the network onto a thread of
 //! its own (`tch::Tensor` is `Send` but not `Sync`, so exactly one thread owns it at a time).
@@ -18,6 +20,7 @@
 
 use super::encoding::{policy_index, policy_size, Encoder};
 use super::net::TaflNet;
+use super::Precision;
 use crate::rules::{Geometry, Position, Variant};
 use crate::search::{EvalRequest, Evaluation, Evaluator, Ticket};
 use std::collections::VecDeque;
@@ -28,6 +31,8 @@ use tch::{Device, Kind, Tensor};
 /// inference thread.
 struct Forward {
     net: TaflNet,
+    /// The kind the weights and inputs are in (`Float` or `BFloat16`).
+    kind: Kind,
     geometry: Geometry,
     planes: i64,
     policy: Vec<f32>,
@@ -54,10 +59,11 @@ struct Done {
 impl Forward {
     fn run(&mut self, job: &Job) -> Vec<Evaluation> {
         let (b, n) = (job.positions, self.geometry.size() as i64);
-        let x = Tensor::from_slice(&job.input).view([b as i64, self.planes, n, n]).to_device(self.net.device());
+        let x = Tensor::from_slice(&job.input).view([b as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
         let (p, v) = tch::no_grad(|| {
             let (p, v) = self.net.forward_t(&x, false);
-            (p.flatten(1, -1).to_device(Device::Cpu).contiguous(), v.softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
+            let p = p.flatten(1, -1).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
+            (p, v.to_kind(Kind::Float).softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
         });
         let ps = policy_size(self.geometry);
         self.policy.resize(b * ps, 0.0);
@@ -108,12 +114,20 @@ pub struct NetEvaluator {
 }
 
 impl NetEvaluator {
-    pub fn new(net: TaflNet, variant: &Variant) -> NetEvaluator {
+    /// An evaluator that owns `net` and computes in `precision`, with its batch norms folded
+    /// into its convolutions ([`TaflNet::fold_batch_norms`]): it changes `net`'s weights, so
+    /// give it a network nothing else trains or saves.
+    pub fn new(mut net: TaflNet, variant: &Variant, precision: Precision) -> NetEvaluator {
         assert_eq!(net.board_size, variant.geometry.size() as usize, "network and variant board sizes");
         let encoder = Encoder::new(variant);
         let g = encoder.geometry();
         let planes = (encoder.len() / g.num_squares()) as i64;
-        let forward = Forward { net, geometry: g, planes, policy: Vec::new(), wdl: Vec::new() };
+        net.fold_batch_norms();
+        let kind = precision.kind(net.device());
+        if kind != Kind::Float {
+            net.vs.set_kind(kind);
+        }
+        let forward = Forward { net, kind, geometry: g, planes, policy: Vec::new(), wdl: Vec::new() };
         NetEvaluator {
             backend: Backend::Here(Box::new(forward)),
             encoder,
@@ -280,7 +294,31 @@ mod tests {
     fn evaluator(variant: &Variant) -> NetEvaluator {
         tch::manual_seed(5);
         let size = variant.geometry.size();
-        NetEvaluator::new(TaflNet::new(size, NetConfig { blocks: 1, channels: 8 }, Device::Cpu), variant)
+        NetEvaluator::new(TaflNet::new(size, NetConfig { blocks: 1, channels: 8 }, Device::Cpu), variant, Precision::Fp32)
+    }
+
+    #[test]
+    fn bf16_evaluations_stay_close_to_fp32() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let ps = positions(&v, 64);
+        let reqs = requests(&ps);
+        let net = || {
+            tch::manual_seed(9);
+            TaflNet::new(7, NetConfig { blocks: 2, channels: 16 }, Device::Cpu)
+        };
+        let want = NetEvaluator::new(net(), &v, Precision::Fp32).evaluate(&reqs);
+        let got = NetEvaluator::new(net(), &v, Precision::Bf16).evaluate(&reqs);
+        let mut largest = 0f32;
+        for (a, b) in want.iter().zip(&got) {
+            assert_eq!(a.priors.len(), b.priors.len());
+            for (x, y) in a.priors.iter().zip(&b.priors).chain(a.wdl.iter().zip(&b.wdl)) {
+                largest = largest.max((x - y).abs());
+            }
+        }
+        // bf16 keeps about 3 significant digits: close, but not the fp32 numbers (which
+        // would mean the conversion never happened).
+        assert!(largest < 0.01, "largest difference {largest}");
+        assert!(largest > 0.0, "bf16 gave fp32's results bit for bit");
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn conv(p: nn::Path, i: usize, o: usize, k: i64, bias: bool) -> nn::Conv2D {
 }
 
 fn bn(p: nn::Path, c: usize) -> nn::BatchNorm {
-    nn::batch_norm2d(p, c as i64, Default::default())
+    nn::batch_norm2d(p, c as i64, nn::BatchNormConfig { eps: BN_EPS, ..Default::default() })
 }
 
 /// The network and its variables.
@@ -99,6 +99,36 @@ pub struct TaflNet {
     value_bn: nn::BatchNorm,
     value_fc: nn::Linear,
     value_out: nn::Linear,
+    /// Whether [`TaflNet::fold_batch_norms`] ran: each batch norm is then part of the
+    /// convolution before it, and the network only evaluates.
+    folded: bool,
+}
+
+/// The epsilon of every batch norm (tch's default).
+const BN_EPS: f64 = 1e-5;
+
+/// One convolution followed by its batch norm; after folding, one convolution whose bias is
+/// the batch norm's shift (`bn.bs`).
+fn conv_bn(h: &Tensor, conv: &nn::Conv2D, bn: &nn::BatchNorm, train: bool, folded: bool) -> Tensor {
+    if folded {
+        let pad = conv.ws.size()[2] / 2;
+        h.conv2d(&conv.ws, bn.bs.as_ref(), [1, 1], [pad, pad], [1, 1], 1)
+    } else {
+        h.apply(conv).apply_t(bn, train)
+    }
+}
+
+/// Scales `conv`'s weights by `bn`'s eval-mode factor and puts its shift into `bn.bs`, in
+/// place (the variables stay the ones the var store holds, so a later `set_kind` converts
+/// them).
+fn fold(conv: &mut nn::Conv2D, bn: &mut nn::BatchNorm) {
+    let (gamma, beta) = (bn.ws.as_ref().expect("affine batch norm"), bn.bs.as_mut().expect("affine batch norm"));
+    let scale = gamma / (&bn.running_var + BN_EPS).sqrt();
+    let shift = &*beta - &bn.running_mean * &scale;
+    let c = scale.size()[0];
+    let ws = &conv.ws * scale.view([c, 1, 1, 1]);
+    conv.ws.copy_(&ws);
+    beta.copy_(&shift);
 }
 
 /// Channels of the value head's 1x1 convolution and width of its hidden layer.
@@ -162,7 +192,30 @@ impl TaflNet {
             value_bn,
             value_fc,
             value_out,
+            folded: false,
         }
+    }
+
+    /// Turns the network into its inference form: every batch norm (in eval mode, a fixed
+    /// scale and shift per channel) is folded into the convolution before it, so a forward
+    /// pass runs one convolution with a bias where it ran a convolution and a batch norm
+    /// (fewer passes over memory, fewer temporaries). The outputs are those of
+    /// `forward_t(x, false)` up to rounding. One way: the network can no longer train, and
+    /// its weights are no longer the model file's (do not save it).
+    pub fn fold_batch_norms(&mut self) {
+        if self.folded {
+            return;
+        }
+        tch::no_grad(|| {
+            fold(&mut self.stem, &mut self.stem_bn);
+            for b in &mut self.blocks {
+                fold(&mut b.conv1, &mut b.bn1);
+                fold(&mut b.conv2, &mut b.bn2);
+            }
+            fold(&mut self.policy_conv, &mut self.policy_bn);
+            fold(&mut self.value_conv, &mut self.value_bn);
+        });
+        self.folded = true;
     }
 
     pub fn device(&self) -> Device {
@@ -171,16 +224,19 @@ impl TaflNet {
 
     /// `x`: `[B, PLANES, N, N]`. Returns policy logits `[B, 4 * (N - 1), N, N]` and
     /// win/draw/loss logits `[B, 3]` (side to move's view). `train` selects batch statistics.
+    ///
+    /// # Panics
+    /// `train` on a network whose batch norms were folded.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
-        let mut h = x.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
+        assert!(!(train && self.folded), "a network with folded batch norms cannot train");
+        let f = self.folded;
+        let mut h = conv_bn(x, &self.stem, &self.stem_bn, train, f).relu();
         for b in &self.blocks {
-            let y = h.apply(&b.conv1).apply_t(&b.bn1, train).relu().apply(&b.conv2).apply_t(&b.bn2, train);
+            let y = conv_bn(&conv_bn(&h, &b.conv1, &b.bn1, train, f).relu(), &b.conv2, &b.bn2, train, f);
             h = (y + h).relu();
         }
-        let policy = h.apply(&self.policy_conv).apply_t(&self.policy_bn, train).relu().apply(&self.policy_out);
-        let value = h
-            .apply(&self.value_conv)
-            .apply_t(&self.value_bn, train)
+        let policy = conv_bn(&h, &self.policy_conv, &self.policy_bn, train, f).relu().apply(&self.policy_out);
+        let value = conv_bn(&h, &self.value_conv, &self.value_bn, train, f)
             .relu()
             .flatten(1, -1)
             .apply(&self.value_fc)
@@ -199,5 +255,60 @@ impl TaflNet {
     /// Number of trainable parameters.
     pub fn parameter_count(&self) -> usize {
         self.vs.trainable_variables().iter().map(|t| t.numel()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A network whose batch norms hold statistics and affine parameters far from the
+    /// initial ones, as a trained network's do.
+    fn trained_looking(seed: i64) -> TaflNet {
+        tch::manual_seed(seed);
+        let net = TaflNet::new(7, NetConfig { blocks: 2, channels: 16 }, Device::Cpu);
+        // In name order: the var store's map has none, and each draw must meet the same
+        // variable in every call.
+        let mut vars: Vec<_> = net.vs.variables().into_iter().collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        tch::no_grad(|| {
+            for (name, mut t) in vars {
+                let (module, field) = name.rsplit_once('.').expect("module.field");
+                if !module.contains("bn") {
+                    continue;
+                }
+                if field == "running_var" {
+                    t.copy_(&(t.rand_like() * 3.0 + 0.2));
+                } else {
+                    t.copy_(&(t.randn_like() * 0.5));
+                }
+            }
+        });
+        net
+    }
+
+    #[test]
+    fn folded_batch_norms_give_the_same_outputs() {
+        let x = Tensor::randn([9, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+        let (p, v) = tch::no_grad(|| trained_looking(4).forward_t(&x, false));
+        let mut folded = trained_looking(4);
+        folded.fold_batch_norms();
+        let (pf, vf) = tch::no_grad(|| folded.forward_t(&x, false));
+        let diff = |a: &Tensor, b: &Tensor| (a - b).abs().max().double_value(&[]);
+        let scale = p.abs().max().double_value(&[]);
+        assert!(scale > 0.1, "outputs of some size to compare ({scale})");
+        assert!(diff(&p, &pf) < 1e-4 * scale.max(1.0), "policy differs by {}", diff(&p, &pf));
+        assert!(diff(&v, &vf) < 1e-4 * v.abs().max().double_value(&[]).max(1.0), "value differs by {}", diff(&v, &vf));
+        // Folding changed the weights (it is not a no-op that the comparison above hides).
+        assert!(diff(&trained_looking(4).stem.ws, &folded.stem.ws) > 1e-3);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot train")]
+    fn a_folded_network_refuses_to_train() {
+        let mut net = trained_looking(1);
+        net.fold_batch_norms();
+        let x = Tensor::zeros([1, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+        let _ = net.forward_t(&x, true);
     }
 }

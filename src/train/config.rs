@@ -22,6 +22,10 @@ pub struct RunConfig {
     /// auto, cpu, cuda or cuda:N.
     #[serde(default = "auto")]
     pub device: String,
+    /// Number format of self-play and evaluation inference (auto, fp32, bf16; training is
+    /// always fp32): see [`crate::nn::Precision`].
+    #[serde(default)]
+    pub precision: crate::nn::Precision,
     pub net: NetConfig,
     pub selfplay: SelfPlaySection,
     pub train: TrainSection,
@@ -363,7 +367,7 @@ impl RunConfig {
     pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
         use crate::arena::{AgentKind, AgentSpec};
         let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
-        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).default_device(&self.device);
+        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).default_device(&self.device).default_precision(self.precision);
         if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.search.root) {
             spec.search.root = RootPolicy::gumbel(k);
         }

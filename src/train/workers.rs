@@ -70,7 +70,7 @@ pub(super) fn self_play_in_process(
             let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
             handles.push(scope.spawn(move || -> Result<(), TrainError> {
                 let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
-                let mut ev = NetEvaluator::new(net, variant);
+                let mut ev = NetEvaluator::new(net, variant, cfg.precision);
                 let mut next_game = |_: &selfplay::Progress| {
                     let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
                     Some((k, selfplay::game_seed(cfg.seed, generation, k)))
@@ -221,7 +221,7 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
             (slot, slot_generation) = (0, Some(generation));
         }
         let (net, _) = checkpoint::load(&rd.model(generation), Some(&variant), device)?;
-        let mut ev = NetEvaluator::new(net, &variant);
+        let mut ev = NetEvaluator::new(net, &variant, cfg.precision);
         let n = cfg.selfplay.games_per_shard.min(if max_games == 0 { usize::MAX } else { (max_games - played) as usize });
         let mut left = n;
         let mut pending = Vec::new();

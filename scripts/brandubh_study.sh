@@ -42,7 +42,7 @@ arm_config() {
     esac
     sed -e "s/^name = \"brandubh\"/name = \"study-$arm\"/" -e "$edit" "$base" > "$dest.tmp"
     # Every arm but the base must differ from the default in more than its name.
-    if [[ $arm != base ]] && [[ $(diff <(sed 1,4d "$base") <(sed 1,4d "$dest.tmp") | grep -c '^>') -eq 0 ]]; then
+    if [[ $arm != base ]] && cmp -s <(grep -v '^name = ' "$base") <(grep -v '^name = ' "$dest.tmp"); then
         echo "error: arm $arm changed nothing in $base (has the default config changed?)" >&2
         exit 1
     fi

@@ -7,7 +7,8 @@
 # The model runs in fp32 (precision=fp32), as it did for every piece measured before bf16
 # inference existed; bf16 against fp32 scored 50% over 100 Copenhagen games.
 # Usage: scripts/external_matches.sh OUT_DIR [PIECES (default 10)] [MATCHUP ...]
-#   PIECES: N for seeds 1..N, or a comma-separated list of seeds (e.g. 2,6,7)
+#   PIECES: N for seeds 1..N, or a list of seeds with at least one comma (2,6,7; one seed: 9,).
+#   Several runners may share a folder: each piece is locked (PIECE.lock) while it runs.
 #   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four)
 # The alpha-beta AI takes from seconds to over ten minutes a move (one thread); a two-game
 # piece against it takes 15-40 minutes on 2 cores. Run nothing else beside the monte-carlo
@@ -37,15 +38,21 @@ for m in "${matchups[@]}"; do
         *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc)" >&2; exit 1 ;;
     esac
     if [[ $pieces =~ ^[0-9]+$ ]]; then seeds=$(seq 1 "$pieces")
-    elif [[ $pieces =~ ^[0-9]+(,[0-9]+)*$ ]]; then seeds=${pieces//,/ }
-    else echo "error: PIECES must be a number or a comma-separated list of seeds, not '$pieces'" >&2; exit 1
+    elif [[ $pieces =~ ^[0-9]+,([0-9]+(,[0-9]+)*)?$ ]]; then seeds=${pieces//,/ }
+    else echo "error: PIECES must be a number N (seeds 1..N) or a list of seeds with a comma (2,6,7 or 9,), not '$pieces'" >&2; exit 1
     fi
     for s in $seeds; do
         name=$out/$m-s$s
         [[ -s $name.json ]] && continue
+        # Another runner has this piece: leave it (mkdir is atomic; the lock goes when the
+        # piece ends, or with this runner).
+        mkdir "$name.lock" 2>/dev/null || { echo "$m, seed $s: another runner has it ($name.lock)"; continue; }
+        trap 'rmdir "$name.lock" 2>/dev/null' EXIT
         echo "$m, seed $s ($(date +%T))"
         OMP_WAIT_POLICY=PASSIVE "$bin" match --variant copenhagen --a "$a" --b "$b" --games 2 --seed "$s" \
             --json --quiet --record "$name.txt" > "$name.json.tmp" 2> "$name.err"
         mv "$name.json.tmp" "$name.json"
+        rmdir "$name.lock"
+        trap - EXIT
     done
 done

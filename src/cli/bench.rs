@@ -207,8 +207,11 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch
     let size = variant.geometry.size();
     let net_cfg = NetConfig::default_for(size);
     tch::manual_seed(1);
-    // Raw: the network alone on a prepared input tensor, in fp32 and at the precision.
+    // Raw: the network alone on a prepared input tensor, in fp32 and at the precision, in
+    // the inference form the evaluators run (batch norms folded), so the ratio compares like
+    // with like.
     let mut net = TaflNet::new(size, net_cfg, device);
+    net.fold_batch_norms();
     let enc = Encoder::new(&variant);
     let mut input = vec![0f32; batch * enc.len()];
     for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {

@@ -92,6 +92,11 @@ fn a_resumed_run_is_sized_from_its_saved_config() {
     assert_eq!(train::torch_threads(&cfg, 8), 2);
     assert_eq!(train::torch_threads(&given, 8), 8);
     assert_eq!(train::torch_threads(&cfg, 2), 1);
+    // threads = 0: one worker per core, one torch thread each.
+    let mut per_core = given.clone();
+    per_core.selfplay.threads = 0;
+    assert_eq!((per_core.selfplay.workers(8), train::torch_threads(&per_core, 8)), (8, 1));
+    assert_eq!((per_core.selfplay.workers(1), train::torch_threads(&per_core, 1)), (1, 1));
     assert!(train::effective_config(Some(given), &dir, false).unwrap_err().to_string().contains("--resume"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -70,6 +70,11 @@ pub struct SearchBenchArgs {
     /// Games of the default config's self-play to time (0 skips it; 64 is one generation).
     #[arg(long, default_value_t = 64)]
     pub selfplay_games: u64,
+    /// Lanes: threads that each run their own copy of the network (raw) and their own
+    /// self-play games (search), with the cores shared out as torch threads; 0 = one per core,
+    /// as the default run config's self-play runs.
+    #[arg(long, default_value_t = 0)]
+    pub lanes: usize,
 }
 
 /// `--seconds` must be a positive, finite number of seconds.
@@ -147,16 +152,15 @@ fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
 struct SearchFigures {
     variant: String,
     net: NetConfig,
-    /// Forward evaluations/s at the benchmark's precision.
+    /// Forward evaluations/s at the benchmark's precision, every lane running the network
+    /// alone at once (the machine's network capacity in the layout search uses).
     raw: f64,
     /// The same in fp32 (equal to `raw` when the precision is fp32).
     raw_fp32: f64,
-    /// Leaf evaluations search received per second (network and cache).
+    /// Leaf evaluations search received per second (network and cache), all lanes.
     search: f64,
     /// Positions the network evaluated per second during search.
     network: f64,
-    /// `search` with the network on the searching thread (no overlap).
-    search_serial: f64,
     cache_hit_rate: f64,
     mean_batch: f64,
     moves_per_s: f64,
@@ -202,61 +206,80 @@ fn raw_rate(net: &mut TaflNet, input: &[f32], batch: usize, kind: tch::Kind, sec
     rate
 }
 
-fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, device: tch::Device, precision: Precision) -> Result<SearchFigures> {
+/// `lanes` copies of one fresh network (the same weights), in inference form.
+fn lane_nets(size: u8, cfg: NetConfig, device: tch::Device, lanes: usize) -> Vec<TaflNet> {
+    (0..lanes)
+        .map(|_| {
+            tch::manual_seed(1);
+            let mut net = TaflNet::new(size, cfg, device);
+            net.fold_batch_norms();
+            net
+        })
+        .collect()
+}
+
+/// Runs `f(lane, net)` on one thread per net, at once, and collects the results in lane order.
+fn on_lanes<T: Send>(nets: Vec<TaflNet>, f: impl Fn(usize, TaflNet) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = nets.into_iter().enumerate().map(|(i, net)| scope.spawn(move || f(i, net))).collect();
+        handles.into_iter().map(|h| h.join().expect("a benchmark lane panicked")).collect()
+    })
+}
+
+fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usize, device: tch::Device, precision: Precision) -> Result<SearchFigures> {
     let variant = Arc::new(Variant::from_spec(name)?);
     let size = variant.geometry.size();
     let net_cfg = NetConfig::default_for(size);
-    tch::manual_seed(1);
     // Raw: the network alone on a prepared input tensor, in fp32 and at the precision, in
-    // the inference form the evaluators run (batch norms folded), so the ratio compares like
-    // with like.
-    let mut net = TaflNet::new(size, net_cfg, device);
-    net.fold_batch_norms();
+    // the inference form the evaluators run (batch norms folded), on every lane at once, so
+    // the ratio compares search with the network capacity of the same layout.
     let enc = Encoder::new(&variant);
     let mut input = vec![0f32; batch * enc.len()];
     for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {
         enc.encode(p, chunk);
     }
     let kind = precision.kind(device);
-    let raw_fp32 = raw_rate(&mut net, &input, batch, tch::Kind::Float, seconds);
-    let raw = if kind == tch::Kind::Float { raw_fp32 } else { raw_rate(&mut net, &input, batch, kind, seconds) };
+    let raw_at = |kind: tch::Kind| -> f64 {
+        on_lanes(lane_nets(size, net_cfg, device, lanes), |_, mut net| raw_rate(&mut net, &input, batch, kind, seconds)).iter().sum()
+    };
+    let raw_fp32 = raw_at(tch::Kind::Float);
+    let raw = if kind == tch::Kind::Float { raw_fp32 } else { raw_at(kind) };
+    // Search: lockstep self-play with the same network and batch size on every lane, each
+    // lane with its own evaluator, as `train` runs `[selfplay] threads` workers.
     let budget = Duration::from_secs_f64(seconds);
-    // Search: lockstep self-play with the same network and batch size, first with the
-    // network on its own thread (as self-play runs), then on the searching thread.
     let cfg = SelfPlayConfig {
         games_in_flight: (batch / 4).max(1),
         batch,
         search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
-    let mut evaluator = NetEvaluator::new(net, &variant, precision);
-    let play = |evaluator: &mut NetEvaluator| {
+    let runs = on_lanes(lane_nets(size, net_cfg, device, lanes), |lane, net| {
+        let mut evaluator = NetEvaluator::new(net, &variant, precision);
         let t = Instant::now();
-        let p = selfplay::play(&variant, &cfg, evaluator, 1, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
+        let p = selfplay::play(&variant, &cfg, &mut evaluator, 1 + lane as u64, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
         (p, t.elapsed().as_secs_f64())
-    };
-    let (p, secs) = play(&mut evaluator);
-    drop(evaluator);
-    let net = TaflNet::new(size, net_cfg, device);
-    let mut serial = NetEvaluator::new(net, &variant, precision);
-    serial.set_background(false);
-    let (ps, secs_serial) = play(&mut serial);
+    });
+    let secs = runs.iter().map(|r| r.1).fold(0.0, f64::max);
+    let sum = |f: &dyn Fn(&selfplay::Progress) -> u64| runs.iter().map(|r| f(&r.0)).sum::<u64>();
+    let (evaluations, misses, batches, moves) = (sum(&|p| p.evaluations), sum(&|p| p.cache.misses), sum(&|p| p.batches), sum(&|p| p.moves));
+    let (lookups, reused) = (sum(&|p| p.cache.lookups), sum(&|p| p.cache.hits + p.cache.duplicates));
     Ok(SearchFigures {
         variant: name.to_string(),
         net: net_cfg,
         raw,
         raw_fp32,
-        search: p.evaluations as f64 / secs,
-        network: p.cache.misses as f64 / secs,
-        search_serial: ps.evaluations as f64 / secs_serial,
-        cache_hit_rate: p.cache.hit_rate(),
-        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
-        moves_per_s: p.moves as f64 / secs,
+        search: evaluations as f64 / secs,
+        network: misses as f64 / secs,
+        cache_hit_rate: reused as f64 / lookups.max(1) as f64,
+        mean_batch: misses as f64 / batches.max(1) as f64,
+        moves_per_s: moves as f64 / secs,
     })
 }
 
 /// The default run config's self-play, timed: `games` games (64 in flight, as a generation
-/// of `tafl-lab train` plays them) with a fresh network of the config's size and seed.
+/// of `tafl-lab train` plays them, on its `[selfplay] threads` workers) with a fresh network
+/// of the config's size and seed.
 struct SelfPlayFigures {
     games: u64,
     seconds: f64,
@@ -271,23 +294,34 @@ struct SelfPlayFigures {
 fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Result<SelfPlayFigures> {
     let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant)?);
-    tch::manual_seed(cfg.seed as i64);
-    let net = TaflNet::new(variant.geometry.size(), cfg.net, device);
-    let mut evaluator = NetEvaluator::new(net, &variant, precision);
+    let nets: Vec<TaflNet> = (0..cfg.selfplay.threads)
+        .map(|_| {
+            tch::manual_seed(cfg.seed as i64);
+            TaflNet::new(variant.geometry.size(), cfg.net, device)
+        })
+        .collect();
     let sp = cfg.selfplay_config();
-    let mut started = 0u64;
+    // Game slots are shared by the workers, as in a generation of `train`.
+    let next = std::sync::atomic::AtomicU64::new(0);
     let t = Instant::now();
-    let p = selfplay::play(&variant, &sp, &mut evaluator, cfg.seed, &mut |_| {
-        started += 1;
-        started <= games
-    }, &mut |_| {}, &mut |_| true);
+    let runs = on_lanes(nets, |_, net| {
+        let mut evaluator = NetEvaluator::new(net, &variant, precision);
+        let mut next_game = |_: &selfplay::Progress| {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (k < games).then(|| (k, selfplay::game_seed(cfg.seed, 1, k)))
+        };
+        selfplay::play_games(&variant, &sp, &mut evaluator, &mut next_game, &mut |_, _| {}, &mut |_| true)
+    });
+    let seconds = t.elapsed().as_secs_f64();
+    let sum = |f: &dyn Fn(&selfplay::Progress) -> u64| runs.iter().map(f).sum::<u64>();
+    let (lookups, reused) = (sum(&|p| p.cache.lookups), sum(&|p| p.cache.hits + p.cache.duplicates));
     Ok(SelfPlayFigures {
-        games: p.games,
-        seconds: t.elapsed().as_secs_f64(),
-        moves: p.moves,
-        cache_hit_rate: p.cache.hit_rate(),
-        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
-        network_evals: p.cache.misses,
+        games: sum(&|p| p.games),
+        seconds,
+        moves: sum(&|p| p.moves),
+        cache_hit_rate: reused as f64 / lookups.max(1) as f64,
+        mean_batch: sum(&|p| p.cache.misses) as f64 / sum(&|p| p.batches).max(1) as f64,
+        network_evals: sum(&|p| p.cache.misses),
     })
 }
 
@@ -296,14 +330,16 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     let (json, seconds, batch, sims, variants) = (args.json, args.seconds, args.batch.max(1), args.sims.max(1), &args.variants);
     let device = tafl_lab::nn::parse_device(&args.device.device)?;
     let precision = args.device.precision;
-    let threads = super::cores();
+    let cores = super::cores();
+    let lanes = if args.lanes == 0 { cores } else { args.lanes };
+    let threads = (cores / lanes).max(1);
     tafl_lab::nn::set_torch_threads(threads);
     let mut figures = Vec::new();
     for name in variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if !json {
             eprintln!("measuring {name} ({seconds} s raw, {seconds} s search)...");
         }
-        figures.push(search_figures(name, seconds, batch, sims, device, precision)?);
+        figures.push(search_figures(name, seconds, batch, sims, lanes, device, precision)?);
     }
     let default = if args.selfplay_games > 0 {
         if !json {
@@ -318,6 +354,7 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
         let mut obj = serde_json::Map::new();
         obj.insert("device".into(), json!(format!("{device:?}")));
         obj.insert("precision".into(), json!(precision.resolved_name(device)));
+        obj.insert("lanes".into(), json!(lanes));
         obj.insert("torch_threads".into(), json!(threads));
         obj.insert("batch".into(), json!(batch));
         obj.insert("sims".into(), json!(sims));
@@ -332,7 +369,6 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                     "ratio": f.search / f.raw,
                     "network_evals_per_s": f.network,
                     "network_ratio": f.network / f.raw,
-                    "search_evals_per_s_no_overlap": f.search_serial,
                     "cache_hit_rate": f.cache_hit_rate,
                     "mean_batch": f.mean_batch,
                     "selfplay_moves_per_s": f.moves_per_s,
@@ -352,18 +388,18 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     } else {
         writeln!(
             out,
-            "search benchmark: device {device:?}, precision {}, {threads} torch threads, batch {batch}, gumbel sims {sims}",
+            "search benchmark: device {device:?}, precision {}, {lanes} lanes of {threads} torch threads, batch {batch}, gumbel sims {sims}",
             precision.resolved_name(device)
         )?;
         writeln!(
             out,
-            "{:<12} {:>6} {:>10} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>11} {:>9}",
-            "variant", "net", "raw fp32", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "no overlap", "mean batch", "moves/s"
+            "{:<12} {:>6} {:>10} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>9}",
+            "variant", "net", "raw fp32", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "mean batch", "moves/s"
         )?;
         for f in &figures {
             writeln!(
                 out,
-                "{:<12} {:>6} {:>10.0} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.0} {:>11.1} {:>9.1}",
+                "{:<12} {:>6} {:>10.0} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.1} {:>9.1}",
                 f.variant,
                 f.net.to_string(),
                 f.raw_fp32,
@@ -372,7 +408,6 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                 100.0 * f.search / f.raw,
                 f.network,
                 100.0 * f.cache_hit_rate,
-                f.search_serial,
                 f.mean_batch,
                 f.moves_per_s
             )?;

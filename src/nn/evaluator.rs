@@ -3,14 +3,20 @@
 //! its network in inference form: batch norms folded into the convolutions, weights in the
 //! [`Precision`]'s number format (bf16 where the CPU has it), results back in fp32.
 //!
-//! Background evaluation: the first [`Evaluator::start`] moves the network onto a thread of
-//! its own (`tch::Tensor` is `Send` but not `Sync`, so exactly one thread owns it at a time).
-//! From then on the caller's thread only encodes batches and hands them over; the inference
-//! thread runs the forward pass and the softmax over the legal moves while the caller does
-//! tree work for other games (self-play's two groups). [`Evaluator::evaluate`] then waits for
-//! its own batch. An evaluator that is never asked to `start` keeps the network on the
-//! caller's thread, as agents in matches and the engine use it. Each self-play worker thread
-//! has its own `NetEvaluator`.
+//! Background evaluation (on CUDA; see [`NetEvaluator::set_background`]): the first
+//! [`Evaluator::start`] moves the network onto a thread of its own (`tch::Tensor` is `Send` but
+//! not `Sync`, so exactly one thread owns it at a time). From then on the caller's thread only
+//! encodes batches and hands them over; the inference thread runs the forward pass and the
+//! softmax over the legal moves while the caller does tree work for other games (self-play's
+//! two groups). [`Evaluator::evaluate`] then waits for its own batch. On a CPU the network
+//! stays on the caller's thread: there the inference thread only took cores from the tree
+//! work (on the 2-core build machine one self-play lane did 32,700 evaluations/s with the
+//! network on its thread and 20,500 with it on a thread of its own), and a CPU is used best
+//! by one self-play worker per core, each with its own `NetEvaluator`
+//! (`SelfPlaySection::workers`).
+//!
+//! Batches run at a few fixed sizes ([`padded_batch`]), so that oneDNN does not compile a
+//! kernel for every batch size it meets.
 //!
 //! Cache key ([`Evaluator::cache_key`]): everything the input planes show. The Zobrist hash
 //! covers the board, the side to move and the rules (the fixed planes follow from the rules);
@@ -57,19 +63,22 @@ struct Done {
 }
 
 impl Forward {
-    fn run(&mut self, job: &Job) -> Vec<Evaluation> {
+    fn run(&mut self, job: &mut Job) -> Vec<Evaluation> {
         let (b, n) = (job.positions, self.geometry.size() as i64);
-        let x = Tensor::from_slice(&job.input).view([b as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
+        // Zero rows up to the bucket's size; their outputs are not read.
+        let padded = padded_batch(b);
+        job.input.resize(padded * (self.planes * n * n) as usize, 0.0);
+        let x = Tensor::from_slice(&job.input).view([padded as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
         let (p, v) = tch::no_grad(|| {
             let (p, v) = self.net.forward_t(&x, false);
             let p = p.flatten(1, -1).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
             (p, v.to_kind(Kind::Float).softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
         });
         let ps = policy_size(self.geometry);
-        self.policy.resize(b * ps, 0.0);
-        self.wdl.resize(b * 3, 0.0);
-        p.copy_data(&mut self.policy, b * ps);
-        v.copy_data(&mut self.wdl, b * 3);
+        self.policy.resize(padded * ps, 0.0);
+        self.wdl.resize(padded * 3, 0.0);
+        p.copy_data(&mut self.policy, padded * ps);
+        v.copy_data(&mut self.wdl, padded * 3);
         (0..b)
             .map(|i| {
                 let logits = &self.policy[i * ps..(i + 1) * ps];
@@ -86,6 +95,22 @@ impl Forward {
                 Evaluation { priors, wdl: [w[0], w[1], w[2]] }
             })
             .collect()
+    }
+}
+
+/// The batch size a forward pass of `positions` positions runs at: the next power of two up
+/// to 16, then the next multiple of 16.
+///
+/// Why: oneDNN (LibTorch's CPU convolutions) builds and JIT-compiles a kernel for each input
+/// shape it meets and keeps a bounded cache of them. Self-play's batches take every size from
+/// 1 to the configured batch, so unpadded they kept the CPU compiling kernels and missing that
+/// cache (a fifth of a self-play generation's time in a profile here). With buckets a run meets
+/// at most `batch / 16 + 5` shapes, and the padding costs under 16 rows a pass.
+pub(crate) fn padded_batch(positions: usize) -> usize {
+    if positions <= 16 {
+        positions.next_power_of_two()
+    } else {
+        positions.div_ceil(16) * 16
     }
 }
 
@@ -129,9 +154,9 @@ impl NetEvaluator {
         }
         let forward = Forward { net, kind, geometry: g, planes, policy: Vec::new(), wdl: Vec::new() };
         NetEvaluator {
+            background: forward.net.device().is_cuda(),
             backend: Backend::Here(Box::new(forward)),
             encoder,
-            background: true,
             ply_cap: variant.ply_cap().max(1),
             next_id: 0,
             early: VecDeque::new(),
@@ -140,8 +165,9 @@ impl NetEvaluator {
     }
 
     /// Whether [`Evaluator::start`] may move the network to an inference thread (the
-    /// default). Off, `start` evaluates at once on the caller's thread: the same results, no
-    /// overlap (benchmarks compare the two). Call it before the first `start`.
+    /// default on CUDA, where the GPU works while the CPU searches; off on a CPU, see the
+    /// module documentation). Off, `start` evaluates at once on the caller's thread: the same
+    /// results, no overlap. Call it before the first `start`.
     pub fn set_background(&mut self, on: bool) {
         self.background = on;
     }
@@ -176,8 +202,8 @@ impl NetEvaluator {
         let handle = std::thread::Builder::new()
             .name("tafl-lab-network".into())
             .spawn(move || {
-                for job in job_rx {
-                    let evals = forward.run(&job);
+                for mut job in job_rx {
+                    let evals = forward.run(&mut job);
                     if done_tx.send(Done { id: job.id, evals, input: job.input }).is_err() {
                         break;
                     }
@@ -197,9 +223,9 @@ impl Evaluator for NetEvaluator {
         }
         match &mut self.backend {
             Backend::Here(_) => {
-                let job = self.job(batch);
+                let mut job = self.job(batch);
                 let Backend::Here(forward) = &mut self.backend else { unreachable!() };
-                let evals = forward.run(&job);
+                let evals = forward.run(&mut job);
                 self.spare.push(job.input);
                 evals
             }
@@ -298,6 +324,33 @@ mod tests {
     }
 
     #[test]
+    fn batches_are_padded_to_few_sizes_and_never_much_larger() {
+        let sizes: std::collections::BTreeSet<usize> = (1..=256).map(padded_batch).collect();
+        assert_eq!(sizes.len(), 5 + 15, "{sizes:?}");
+        for b in 1..=1024 {
+            let p = padded_batch(b);
+            assert!(p >= b && p < b + 16, "{b} -> {p}");
+        }
+        assert_eq!((padded_batch(1), padded_batch(3), padded_batch(17), padded_batch(256)), (1, 4, 32, 256));
+    }
+
+    /// The zero rows a batch is padded with change nothing in its own rows: a padded batch
+    /// (27 positions run as 32) gives what each position gets alone (run as 1).
+    #[test]
+    fn padding_rows_do_not_change_the_real_rows() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let ps = positions(&v, 27);
+        let reqs = requests(&ps);
+        let mut ev = evaluator(&v);
+        let batch = ev.evaluate(&reqs);
+        for (r, got) in reqs.iter().zip(&batch) {
+            let alone = ev.evaluate(std::slice::from_ref(r)).remove(0);
+            let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5);
+            assert!(close(&alone.priors, &got.priors) && close(&alone.wdl, &got.wdl), "{alone:?} vs {got:?}");
+        }
+    }
+
+    #[test]
     fn bf16_evaluations_stay_close_to_fp32() {
         let v = Arc::new(Variant::preset("brandubh"));
         let ps = positions(&v, 64);
@@ -331,6 +384,7 @@ mod tests {
         here.set_background(false);
         let want: Vec<Evaluation> = [here.evaluate(a), here.evaluate(b)].concat();
         let mut ev = evaluator(&v);
+        ev.set_background(true);
         // Two batches in flight, redeemed out of order, then a plain call.
         let (ta, tb) = (ev.start(a), ev.start(b));
         let got_b = ev.finish(tb);

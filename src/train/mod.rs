@@ -90,5 +90,5 @@ impl Overrides {
 
 /// Torch's intra-op threads for a run on `cores` cores: one share per self-play thread.
 pub fn torch_threads(cfg: &RunConfig, cores: usize) -> usize {
-    (cores / cfg.selfplay.threads.max(1)).max(1)
+    (cores / cfg.selfplay.workers(cores)).max(1)
 }

@@ -127,6 +127,20 @@ pub fn cpu_has_bf16() -> bool {
     }
 }
 
+/// Cores this process may use.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Sets torch's intra-op thread count for the phase that follows (after
+/// [`set_torch_threads`]), for a process whose phases want different counts: `train` runs
+/// self-play on one worker per core with one torch thread each, then its SGD steps on all
+/// cores. Call it only while no other thread runs torch: a thread takes the count when it
+/// first runs a parallel torch operation, so worker threads started afterwards get it.
+pub fn set_intra_op_threads(threads: usize) {
+    tch::set_num_threads(threads.max(1) as i32);
+}
+
 /// Sets torch's intra-op thread count once per process (later calls are ignored), and one
 /// inter-op thread: tafl-lab parallelises across games itself.
 pub fn set_torch_threads(threads: usize) {

@@ -154,6 +154,8 @@ impl Trainer {
         let (att, def, draw, plies) = side_rates(&games);
         // 2. Train.
         let t = Instant::now();
+        // Training (and then evaluation, one game at a time) has the whole machine.
+        crate::nn::set_intra_op_threads(crate::nn::cores());
         let training = self.train_steps(generation, reporter);
         let train_secs = t.elapsed().as_secs_f64();
         self.rd.save_generation(&self.net, &self.sgd, &self.variant, &self.cfg, generation)?;
@@ -205,6 +207,9 @@ impl Trainer {
     fn self_play(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
         let model_generation = self.state.generation;
         if self.cfg.selfplay.in_process {
+            // A share of the cores for each worker's network (its threads start afresh each
+            // generation and take torch's count as it is now).
+            crate::nn::set_intra_op_threads(super::torch_threads(&self.cfg, crate::nn::cores()));
             self_play_in_process(&self.rd, &self.cfg, &self.variant, self.device, model_generation, &mut self.window, &mut self.gate, reporter).map(Some)
         } else {
             collect_worker_games(&self.rd, &self.cfg, model_generation, &mut self.window, &mut self.gate, deadline, clock, reporter)

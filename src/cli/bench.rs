@@ -294,7 +294,7 @@ struct SelfPlayFigures {
 fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Result<SelfPlayFigures> {
     let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant)?);
-    let nets: Vec<TaflNet> = (0..cfg.selfplay.threads)
+    let nets: Vec<TaflNet> = (0..cfg.selfplay.workers(super::cores()))
         .map(|_| {
             tch::manual_seed(cfg.seed as i64);
             TaflNet::new(variant.geometry.size(), cfg.net, device)

@@ -129,6 +129,18 @@ fn fold(conv: &mut nn::Conv2D, bn: &mut nn::BatchNorm) {
     let ws = &conv.ws * scale.view([c, 1, 1, 1]);
     conv.ws.copy_(&ws);
     beta.copy_(&shift);
+    conv.ws.set_data(&channels_last(&conv.ws));
+}
+
+/// The same tensor (`[B, C, H, W]`, same values and shape) laid out channels-last in memory
+/// (strides `[H*W*C, 1, W*C, C]`; tch has no memory-format API, so by permuting).
+///
+/// Why: with plain NCHW tensors, LibTorch's oneDNN convolutions compute in channels-last and
+/// copy every output back (`aten::clone`, a quarter of a bf16 forward pass here). Given
+/// channels-last inputs and weights they keep that layout, and ReLUs and additions preserve it:
+/// a 4x32 trunk ran 1.65x faster in bf16 and 1.19x in fp32 on the build machine.
+pub(crate) fn channels_last(t: &Tensor) -> Tensor {
+    t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
 }
 
 /// Channels of the value head's 1x1 convolution and width of its hidden layer.
@@ -200,8 +212,9 @@ impl TaflNet {
     /// scale and shift per channel) is folded into the convolution before it, so a forward
     /// pass runs one convolution with a bias where it ran a convolution and a batch norm
     /// (fewer passes over memory, fewer temporaries). The outputs are those of
-    /// `forward_t(x, false)` up to rounding. One way: the network can no longer train, and
-    /// its weights are no longer the model file's (do not save it).
+    /// `forward_t(x, false)` up to rounding. The convolutions' weights, and from then on the
+    /// activations, are laid out channels-last ([`channels_last`]). One way: the network can
+    /// no longer train, and its weights are no longer the model file's (do not save it).
     pub fn fold_batch_norms(&mut self) {
         if self.folded {
             return;
@@ -214,6 +227,7 @@ impl TaflNet {
             }
             fold(&mut self.policy_conv, &mut self.policy_bn);
             fold(&mut self.value_conv, &mut self.value_bn);
+            self.policy_out.ws.set_data(&channels_last(&self.policy_out.ws));
         });
         self.folded = true;
     }
@@ -230,7 +244,9 @@ impl TaflNet {
     pub fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
         assert!(!(train && self.folded), "a network with folded batch norms cannot train");
         let f = self.folded;
-        let mut h = conv_bn(x, &self.stem, &self.stem_bn, train, f).relu();
+        // The inference form computes channels-last throughout (see `channels_last`).
+        let x = if f { channels_last(x) } else { x.shallow_clone() };
+        let mut h = conv_bn(&x, &self.stem, &self.stem_bn, train, f).relu();
         for b in &self.blocks {
             let y = conv_bn(&conv_bn(&h, &b.conv1, &b.bn1, train, f).relu(), &b.conv2, &b.bn2, train, f);
             h = (y + h).relu();

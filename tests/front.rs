@@ -74,3 +74,23 @@ fn replay_games_gives_one_verdict_per_game_line() {
     assert_eq!((last["ply"].as_u64(), &last["status"]), (Some(7), &v[0]["status"]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `bench search --json` reports what it measured: every lane's figures (one lane per core by
+/// default, as `train` runs its workers), search evaluations that happened, and the default
+/// config's self-play playing the games asked for on that config's workers.
+#[test]
+fn bench_search_measures_on_lanes_and_plays_the_default_games() {
+    let out = ok(&run(&["bench", "search", "--json", "--seconds", "0.3", "--batch", "16", "--variants", "brandubh", "--selfplay-games", "3"]));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    assert_eq!(v["lanes"], cores, "{v}");
+    assert_eq!(v["torch_threads"], 1, "{v}");
+    let b = &v["brandubh"];
+    for k in ["raw_evals_per_s", "search_evals_per_s", "network_evals_per_s"] {
+        assert!(b[k].as_f64().unwrap() > 0.0, "{k}: {v}");
+    }
+    assert!(b["mean_batch"].as_f64().unwrap() <= 16.0, "{v}");
+    assert_eq!(v["default_selfplay"]["games"], 3, "{v}");
+    assert!(v["default_selfplay"]["moves"].as_u64().unwrap() >= 3 * 4, "{v}");
+    assert!(v["selfplay_games_per_hour"].as_f64().unwrap() > 0.0, "{v}");
+}

@@ -154,12 +154,14 @@ impl Trainer {
         let (att, def, draw, plies) = side_rates(&games);
         // 2. Train.
         let t = Instant::now();
-        // Training (and then evaluation, one game at a time) has the whole machine.
+        // Training has the whole machine.
         crate::nn::set_intra_op_threads(crate::nn::cores());
         let training = self.train_steps(generation, reporter);
         let train_secs = t.elapsed().as_secs_f64();
         self.rd.save_generation(&self.net, &self.sgd, &self.variant, &self.cfg, generation)?;
-        // 3. Evaluate.
+        // 3. Evaluate: games in parallel on rayon's threads, so a share of the cores each
+        // (rayon's threads keep the count they first ran torch with).
+        crate::nn::set_intra_op_threads(crate::nn::cores() / rayon::current_num_threads().max(1));
         let (eval, summary) = self.evaluate(generation, reporter)?;
         let line = MetricsLine {
             generation,

@@ -395,7 +395,7 @@ fn resume_sizes_torch_from_the_saved_config() {
     ok(&o);
     let err = stderr(&o);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert!(err.contains(&format!("({} torch threads)", (cores / 2).max(1))), "{cores} cores: {err}");
+    assert!(err.contains(&format!("(2 self-play workers of {} torch threads; {cores} for training)", (cores / 2).max(1))), "{cores} cores: {err}");
     assert!(err.contains("--resume continues with the run's saved config"), "{err}");
     assert!(err.contains("stopping: generation 1 reached"), "{err}");
 }

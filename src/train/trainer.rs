@@ -92,13 +92,15 @@ impl Trainer {
         let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
         fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
         reporter.line(&format!(
-            "{}: {} on {}, {} network, {:?} ({} torch threads); generation {}, {} positions in the window; budget: {}",
+            "{}: {} on {}, {} network, {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
             dir.display(),
             cfg.name,
             variant.name,
             cfg.net,
             device,
+            cfg.selfplay.workers(crate::nn::cores()),
             tch::get_num_threads(),
+            crate::nn::cores(),
             state.generation,
             window.len(),
             budget_text(&cfg)

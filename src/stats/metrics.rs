@@ -121,8 +121,9 @@ fn real<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 mod tests {
     use super::*;
 
-    /// The shipped model's metrics, written by the trainer before [`MetricsLine`] existed.
-    const SHIPPED: &str = include_str!("../../models/brandubh/metrics.jsonl");
+    /// The previously shipped brandubh model's metrics, written by the trainer before
+    /// [`MetricsLine`] existed (kept with the first settings study).
+    const SHIPPED: &str = include_str!("../../docs/study-brandubh-1/previous-shipped/metrics.jsonl");
 
     /// Every shipped line reads as a [`MetricsLine`] holding exactly its keys and values, and
     /// writes back as the untyped writer wrote the same values. (Not always the file's own

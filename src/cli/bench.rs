@@ -206,16 +206,23 @@ fn raw_rate(net: &mut TaflNet, input: &[f32], batch: usize, kind: tch::Kind, sec
     rate
 }
 
-/// `lanes` copies of one fresh network (the same weights), in inference form.
-fn lane_nets(size: u8, cfg: NetConfig, device: tch::Device, lanes: usize) -> Vec<TaflNet> {
+/// `lanes` copies of one fresh network (the same weights, from `seed`), in inference form.
+fn lane_nets(size: u8, cfg: NetConfig, device: tch::Device, lanes: usize, seed: i64) -> Vec<TaflNet> {
     (0..lanes)
         .map(|_| {
-            tch::manual_seed(1);
+            tch::manual_seed(seed);
             let mut net = TaflNet::new(size, cfg, device);
             net.fold_batch_norms();
             net
         })
         .collect()
+}
+
+/// The counters of several lanes' runs added up.
+fn total<'a>(runs: impl IntoIterator<Item = &'a selfplay::Progress>) -> selfplay::Progress {
+    let mut t = selfplay::Progress::default();
+    runs.into_iter().for_each(|p| t.add(p));
+    t
 }
 
 /// Runs `f(lane, net)` on one thread per net, at once, and collects the results in lane order.
@@ -241,7 +248,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     }
     let kind = precision.kind(device);
     let raw_at = |kind: tch::Kind| -> f64 {
-        on_lanes(lane_nets(size, net_cfg, device, lanes), |_, mut net| raw_rate(&mut net, &input, batch, kind, seconds)).iter().sum()
+        on_lanes(lane_nets(size, net_cfg, device, lanes, 1), |_, mut net| raw_rate(&mut net, &input, batch, kind, seconds)).iter().sum()
     };
     let raw_fp32 = raw_at(tch::Kind::Float);
     let raw = if kind == tch::Kind::Float { raw_fp32 } else { raw_at(kind) };
@@ -254,26 +261,24 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
         search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
-    let runs = on_lanes(lane_nets(size, net_cfg, device, lanes), |lane, net| {
+    let runs = on_lanes(lane_nets(size, net_cfg, device, lanes, 1), |lane, net| {
         let mut evaluator = NetEvaluator::new(net, &variant, precision);
         let t = Instant::now();
         let p = selfplay::play(&variant, &cfg, &mut evaluator, 1 + lane as u64, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
         (p, t.elapsed().as_secs_f64())
     });
     let secs = runs.iter().map(|r| r.1).fold(0.0, f64::max);
-    let sum = |f: &dyn Fn(&selfplay::Progress) -> u64| runs.iter().map(|r| f(&r.0)).sum::<u64>();
-    let (evaluations, misses, batches, moves) = (sum(&|p| p.evaluations), sum(&|p| p.cache.misses), sum(&|p| p.batches), sum(&|p| p.moves));
-    let (lookups, reused) = (sum(&|p| p.cache.lookups), sum(&|p| p.cache.hits + p.cache.duplicates));
+    let p = total(runs.iter().map(|r| &r.0));
     Ok(SearchFigures {
         variant: name.to_string(),
         net: net_cfg,
         raw,
         raw_fp32,
-        search: evaluations as f64 / secs,
-        network: misses as f64 / secs,
-        cache_hit_rate: reused as f64 / lookups.max(1) as f64,
-        mean_batch: misses as f64 / batches.max(1) as f64,
-        moves_per_s: moves as f64 / secs,
+        search: p.evaluations as f64 / secs,
+        network: p.cache.misses as f64 / secs,
+        cache_hit_rate: p.cache.hit_rate(),
+        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
+        moves_per_s: p.moves as f64 / secs,
     })
 }
 
@@ -294,12 +299,7 @@ struct SelfPlayFigures {
 fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Result<SelfPlayFigures> {
     let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant)?);
-    let nets: Vec<TaflNet> = (0..cfg.selfplay.workers(super::cores()))
-        .map(|_| {
-            tch::manual_seed(cfg.seed as i64);
-            TaflNet::new(variant.geometry.size(), cfg.net, device)
-        })
-        .collect();
+    let nets = lane_nets(variant.geometry.size(), cfg.net, device, cfg.selfplay.workers(super::cores()), cfg.seed as i64);
     let sp = cfg.selfplay_config();
     // Game slots are shared by the workers, as in a generation of `train`.
     let next = std::sync::atomic::AtomicU64::new(0);
@@ -313,15 +313,14 @@ fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Re
         selfplay::play_games(&variant, &sp, &mut evaluator, &mut next_game, &mut |_, _| {}, &mut |_| true)
     });
     let seconds = t.elapsed().as_secs_f64();
-    let sum = |f: &dyn Fn(&selfplay::Progress) -> u64| runs.iter().map(f).sum::<u64>();
-    let (lookups, reused) = (sum(&|p| p.cache.lookups), sum(&|p| p.cache.hits + p.cache.duplicates));
+    let p = total(&runs);
     Ok(SelfPlayFigures {
-        games: sum(&|p| p.games),
+        games: p.games,
         seconds,
-        moves: sum(&|p| p.moves),
-        cache_hit_rate: reused as f64 / lookups.max(1) as f64,
-        mean_batch: sum(&|p| p.cache.misses) as f64 / sum(&|p| p.batches).max(1) as f64,
-        network_evals: sum(&|p| p.cache.misses),
+        moves: p.moves,
+        cache_hit_rate: p.cache.hit_rate(),
+        mean_batch: p.cache.misses as f64 / p.batches.max(1) as f64,
+        network_evals: p.cache.misses,
     })
 }
 

@@ -76,10 +76,8 @@ impl NetArgs {
     }
 }
 
-/// The cores this process may use (the one place that asks).
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+/// The cores this process may use (`nn::cores`, the one place that asks).
+pub use tafl_lab::nn::cores;
 
 /// A progress bar in the one style every command uses: `prefix [====>   ] pos/len elapsed
 /// (eta) message`; hidden when `quiet`.

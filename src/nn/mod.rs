@@ -127,7 +127,7 @@ pub fn cpu_has_bf16() -> bool {
     }
 }
 
-/// Cores this process may use.
+/// The cores this process may use (the one place that asks).
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

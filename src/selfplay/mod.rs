@@ -100,6 +100,17 @@ pub struct Progress {
     pub cache: crate::search::CacheStats,
 }
 
+impl Progress {
+    /// Adds another run's counters (several workers' runs make one total).
+    pub fn add(&mut self, other: &Progress) {
+        self.games += other.games;
+        self.moves += other.moves;
+        self.evaluations += other.evaluations;
+        self.batches += other.batches;
+        self.cache.add(&other.cache);
+    }
+}
+
 /// Number of game groups that take turns with the evaluator (see the module documentation).
 const GROUPS: usize = 2;
 

@@ -65,8 +65,7 @@ pub(super) fn self_play_in_process(
     let sp = cfg.selfplay_config();
     let result: Result<(), TrainError> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for _ in 0..cfg.selfplay.workers(cores) {
+        for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
             let tx = tx.clone();
             let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
             handles.push(scope.spawn(move || -> Result<(), TrainError> {

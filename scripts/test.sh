@@ -5,6 +5,13 @@
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
 # tests that play against it, and headless Chromium once with apt-get (scripts/browser.sh) for the
 # viewer's browser tests.
+#
+# Two things overlap, because most of their time is waiting, not computing:
+# - the downloads (LibTorch from PyPI, Chromium from Debian) run in the background while the
+#   rules crate and hnefatafl-copenhagen's engine compile;
+# - the OpenTafl games (tests/opentafl.rs: five games one after another, each mostly waiting
+#   on OpenTafl's clock and JVM start-up) run beside the rest of the suite.
+# Their output is printed whole when they end, and any failure fails the script.
 # Extra arguments go to one `cargo test --release --workspace` instead (e.g. `--test cli`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +21,37 @@ if [[ $# -gt 0 ]]; then
     source scripts/browser.sh
     exec cargo test --release --workspace "$@"
 fi
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/tafl-lab-test.XXXXXX")
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+# Waits for background job $1 (named $2, output in $3) and fails with its output if it failed.
+wait_for() {
+    if ! wait "$1"; then
+        cat "$3" >&2
+        echo "scripts/test.sh: $2 failed (output above)" >&2
+        exit 1
+    fi
+}
+
+( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
+( source scripts/browser.sh ) > "$logs/browser.log" 2>&1 & browser=$!
 env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules
-source scripts/env.sh
 source scripts/peers.sh
+wait_for $venv "the LibTorch setup (scripts/env.sh)" "$logs/venv.log"
+wait_for $browser "the Chromium setup (scripts/browser.sh)" "$logs/browser.log"
+cat "$logs/venv.log" "$logs/browser.log" >&2
+source scripts/env.sh
 source scripts/browser.sh
-cargo test --release -p tafl-lab
+
+cargo test --release -p tafl-lab --no-run
+cargo test --release -p tafl-lab --test opentafl > "$logs/opentafl.log" 2>&1 & opentafl=$!
+# Every other target of the crate: its library, binaries and integration tests.
+targets=(--lib --bins)
+for f in tests/*.rs; do
+    name=$(basename "$f" .rs)
+    [[ $name == opentafl ]] || targets+=(--test "$name")
+done
+cargo test --release -p tafl-lab "${targets[@]}"
+wait_for $opentafl "tests/opentafl.rs" "$logs/opentafl.log"
+cat "$logs/opentafl.log"
+rm -rf "$logs"

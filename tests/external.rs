@@ -51,28 +51,49 @@ fn check_game(variant: &str, g: &arena::GameResult) {
     }
 }
 
+/// The result of one game played with [`arena::play_game`], as a match reports it.
+fn one_game(variant: &str, a: &AgentSpec, b: &AgentSpec, a_side: Side, opening: &[tafl_lab::rules::Move]) -> arena::GameResult {
+    let v = Arc::new(Variant::from_spec(variant).unwrap());
+    let mut a = arena::Agent::new(a, &v, 1).unwrap();
+    let mut b = arena::Agent::new(b, &v, 2).unwrap();
+    let (end, moves) = arena::play_game(&v, &mut a, &mut b, a_side, opening, 5);
+    let (outcome, fault) = match end {
+        Ok(o) => (Some(o), None),
+        Err(f) => (None, Some(f)),
+    };
+    arena::GameResult { index: 0, a_side, outcome, fault, moves }
+}
+
 #[test]
 fn full_copenhagen_games_against_hnefatafl_copenhagen_on_both_sides() {
-    let htp: AgentSpec = format!("htp:cmd=\"{}\",time=600", htp_engine().display()).parse().unwrap();
-    // A random player, so that its alpha-beta AI ends both games soon (each of its moves
-    // takes seconds): what is tested is the protocol and the refereeing, move by move, with
-    // every capture list and every board it shows compared with tafl-lab's. Its limit only
+    // Its alpha-beta AI on stdin (depth 4, the AI `generate_move` always plays there). Its
+    // moves take from 1 to 20 s here, so a game it plays from the start against a random
+    // player takes 1-7 minutes. Each game here is therefore a whole game of tafl-lab's own
+    // (the shipped Copenhagen model against a random player), given to the engine move by move
+    // with `play` (every capture list and board it shows compared with tafl-lab's), up to the
+    // ply before the model's side wins; there its AI, on the model's side, plays the game's
+    // last move with `generate_move`, and tafl-lab referees the end. (Games it plays from the
+    // start to the end on both sides are played over TCP, at depth 1, below.) Its limit only
     // catches a hang, not a slow move on a busy machine.
-    let ours: AgentSpec = "random".parse().unwrap();
-    let games = play("copenhagen", &ours, &htp, 2);
-    assert_eq!(games.len(), 2);
-    assert_eq!((games[0].a_side, games[1].a_side), (Side::Attackers, Side::Defenders));
-    for g in &games {
-        check_game("copenhagen", g);
-        match &g.fault {
-            None => assert!(g.outcome.is_some()),
-            // hnefatafl-copenhagen 6.4.1 panics in `generate_move` when its search reaches
-            // its 140-ply draw (seen here at ply 138 against mcts:sims=50): a forfeit by a
-            // crash, late in a long game, is that known bug; anything else is a finding.
-            Some(Fault::Forfeit { reason, .. }) if reason.contains("exited") && g.moves.len() >= 130 => {}
-            Some(f) => panic!("game {}: {} after {} plies", g.index, f.describe(), g.moves.len()),
+    let htp: AgentSpec = format!("htp:cmd=\"{}\",time=600", htp_engine().display()).parse().unwrap();
+    let random: AgentSpec = "random".parse().unwrap();
+    let model: AgentSpec =
+        format!("az:model=\"{}\",sims=16", Path::new(env!("CARGO_MANIFEST_DIR")).join("models/copenhagen").display()).parse().unwrap();
+    for side in [Side::Attackers, Side::Defenders] {
+        // The model on `side` against a random player: A attacks in the first game.
+        let own = if side == Side::Attackers { play("copenhagen", &model, &random, 1) } else { play("copenhagen", &random, &model, 1) };
+        assert_eq!(own[0].winner(), Some(Some(side)), "the model on {side:?} beats a random player: {:?}", own[0]);
+        let opening = &own[0].moves[..own[0].moves.len() - 1];
+        assert!(opening.len() >= 20, "a game worth replaying: {opening:?}");
+        let g = one_game("copenhagen", &random, &htp, side.opponent(), opening);
+        check_game("copenhagen", &g);
+        if let Some(f) = &g.fault {
+            panic!("its AI as {side:?}: {} after {} plies", f.describe(), g.moves.len());
         }
-        assert!(g.moves.len() >= 4, "a real game: {:?}", g.moves);
+        // Its AI moved, and its move ended the game for its side (a win in one it cannot miss
+        // at depth 4).
+        assert_eq!(g.moves.len(), own[0].moves.len(), "its AI as {side:?} ends the game: {g:?}");
+        assert_eq!(g.outcome.as_ref().map(|o| o.winner), Some(Some(side)), "{g:?}");
     }
 }
 

@@ -41,6 +41,9 @@ struct Forward {
     kind: Kind,
     geometry: Geometry,
     planes: i64,
+    /// Flat indices (row * policy size + move) of the legal moves' logits of a batch.
+    gather: Vec<i64>,
+    /// Those logits, in fp32.
     policy: Vec<f32>,
     wdl: Vec<f32>,
 }
@@ -69,21 +72,28 @@ impl Forward {
         let padded = padded_batch(b);
         job.input.resize(padded * (self.planes * n * n) as usize, 0.0);
         let x = Tensor::from_slice(&job.input).view([padded as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
+        // Only the logits of the legal moves leave the network's number format and device:
+        // a few dozen of a position's `policy_size` (over a thousand on 7x7), gathered by one
+        // index_select instead of converting and copying the whole policy plane.
+        let ps = policy_size(self.geometry);
+        self.gather.clear();
+        for i in 0..b {
+            let row = (i * ps) as i64;
+            self.gather.extend(job.indices[job.offsets[i] as usize..job.offsets[i + 1] as usize].iter().map(|&m| row + m as i64));
+        }
         let (p, v) = tch::no_grad(|| {
             let (p, v) = self.net.forward_t(&x, false);
-            let p = p.flatten(1, -1).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
+            let at = Tensor::from_slice(&self.gather).to_device(p.device());
+            let p = p.reshape([-1]).index_select(0, &at).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
             (p, v.to_kind(Kind::Float).softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
         });
-        let ps = policy_size(self.geometry);
-        self.policy.resize(padded * ps, 0.0);
+        self.policy.resize(self.gather.len(), 0.0);
         self.wdl.resize(padded * 3, 0.0);
-        p.copy_data(&mut self.policy, padded * ps);
+        p.copy_data(&mut self.policy, self.gather.len());
         v.copy_data(&mut self.wdl, padded * 3);
         (0..b)
             .map(|i| {
-                let logits = &self.policy[i * ps..(i + 1) * ps];
-                let moves = &job.indices[job.offsets[i] as usize..job.offsets[i + 1] as usize];
-                let mut priors: Vec<f32> = moves.iter().map(|&m| logits[m as usize]).collect();
+                let mut priors = self.policy[job.offsets[i] as usize..job.offsets[i + 1] as usize].to_vec();
                 let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let mut total = 0.0;
                 for p in priors.iter_mut() {
@@ -152,7 +162,7 @@ impl NetEvaluator {
         if kind != Kind::Float {
             net.vs.set_kind(kind);
         }
-        let forward = Forward { net, kind, geometry: g, planes, policy: Vec::new(), wdl: Vec::new() };
+        let forward = Forward { net, kind, geometry: g, planes, gather: Vec::new(), policy: Vec::new(), wdl: Vec::new() };
         NetEvaluator {
             background: forward.net.device().is_cuda(),
             backend: Backend::Here(Box::new(forward)),
@@ -347,6 +357,38 @@ mod tests {
             let alone = ev.evaluate(std::slice::from_ref(r)).remove(0);
             let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5);
             assert!(close(&alone.priors, &got.priors) && close(&alone.wdl, &got.wdl), "{alone:?} vs {got:?}");
+        }
+    }
+
+    /// The priors are the softmax of the network's logits at the legal moves' policy indices,
+    /// computed here from the whole policy plane: the gather of only those logits picks the
+    /// right row and the right entries.
+    #[test]
+    fn priors_are_the_softmax_of_the_legal_moves_logits() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let ps = positions(&v, 19);
+        let reqs = requests(&ps);
+        let got = evaluator(&v).evaluate(&reqs);
+        tch::manual_seed(5);
+        let mut net = TaflNet::new(v.geometry.size(), NetConfig { blocks: 1, channels: 8 }, Device::Cpu);
+        net.fold_batch_norms();
+        let enc = Encoder::new(&v);
+        let input: Vec<f32> = ps.iter().flat_map(|(p, _)| enc.planes(p)).collect();
+        let n = v.geometry.size() as i64;
+        let x = Tensor::from_slice(&input).view([ps.len() as i64, (enc.len() / v.geometry.num_squares()) as i64, n, n]);
+        let (logits, wdl) = tch::no_grad(|| net.forward_t(&x, false));
+        let logits = logits.flatten(1, -1);
+        let wdl = wdl.softmax(-1, Kind::Float);
+        for (i, ((_, moves), e)) in ps.iter().zip(&got).enumerate() {
+            let l: Vec<f64> = moves.iter().map(|&m| logits.double_value(&[i as i64, policy_index(v.geometry, m) as i64])).collect();
+            let max = l.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = l.iter().map(|x| (x - max).exp()).sum();
+            for (p, x) in e.priors.iter().zip(&l) {
+                assert!((f64::from(*p) - (x - max).exp() / total).abs() < 1e-5, "position {i}: {p} vs {}", (x - max).exp() / total);
+            }
+            for k in 0..3 {
+                assert!((f64::from(e.wdl[k]) - wdl.double_value(&[i as i64, k as i64])).abs() < 1e-5);
+            }
         }
     }
 

@@ -629,11 +629,18 @@ impl Search {
     /// Creates the children of `id` with their priors and checks which moves end the game.
     fn expand(&mut self, id: NodeId, pos: &mut Position, moves: &[Move], priors: &[f32]) {
         debug_assert_eq!(moves.len(), priors.len());
+        if moves.is_empty() {
+            // The rules end a game when the side to move has no move; be safe anyway.
+            let node = &mut self.tree.nodes[id as usize];
+            node.expanded = true;
+            node.proof = Proof::Loss;
+            return;
+        }
         let to_move = pos.to_move();
-        let children: Vec<Node> = moves
-            .iter()
-            .zip(priors)
-            .map(|(&mv, &p)| {
+        // Straight into the tree's node array: no temporary list per expansion.
+        self.tree.add_children(
+            id,
+            moves.iter().zip(priors).map(|(&mv, &p)| {
                 let mut child = Node::new(mv, p);
                 let undo = pos.make(mv);
                 if let Some(o) = pos.outcome() {
@@ -643,16 +650,8 @@ impl Search {
                 }
                 pos.unmake(mv, &undo);
                 child
-            })
-            .collect();
-        if children.is_empty() {
-            // The rules end a game when the side to move has no move; be safe anyway.
-            let node = &mut self.tree.nodes[id as usize];
-            node.expanded = true;
-            node.proof = Proof::Loss;
-            return;
-        }
-        self.tree.add_children(id, children);
+            }),
+        );
         let proof = self.proof_from_children(id);
         self.tree.nodes[id as usize].proof = proof;
     }

@@ -156,8 +156,11 @@ impl Position {
     /// Whether no defender and not the king can reach the edge over squares free of attackers.
     pub fn encircled(&self) -> bool {
         let mut seen = Visited::new();
-        // Fast path: a walk from the king that reaches the edge settles it.
-        let mut stack: Vec<usize> = Vec::with_capacity(64);
+        // Fast path: a walk from the king that reaches the edge settles it. The stack lives on
+        // the stack (each cell enters it at most once): this runs after every attackers' move,
+        // including the trial moves of a search's expansions, where a heap allocation per call
+        // showed in profiles.
+        let mut stack = CellStack::new();
         let t = &*self.variant.tables;
         stack.push(self.king.index());
         seen.insert(self.king.index());
@@ -174,7 +177,7 @@ impl Position {
         }
         // Slow path: flood from every edge square that is free of attackers.
         let mut seen = Visited::new();
-        stack.clear();
+        stack = CellStack::new();
         for sq in self.geometry().squares() {
             let i = sq.index();
             if t.flags[i] & EDGE != 0 && self.cells[i] != ATTACKER {
@@ -258,6 +261,29 @@ impl Position {
             }
         }
         walls.iter().all(|&w| safe.contains(w))
+    }
+}
+
+/// A stack of cell indices with room for every cell once, on the stack: the floods above
+/// push a cell only when it enters their [`Visited`] set.
+struct CellStack {
+    cells: [u16; CELLS],
+    len: usize,
+}
+impl CellStack {
+    #[inline]
+    fn new() -> CellStack {
+        CellStack { cells: [0; CELLS], len: 0 }
+    }
+    #[inline]
+    fn push(&mut self, i: usize) {
+        self.cells[self.len] = i as u16;
+        self.len += 1;
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<usize> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.cells[self.len] as usize)
     }
 }
 

@@ -242,6 +242,9 @@ pub struct Search {
     tree: Tree,
     root_pos: Position,
     leaves: Vec<Leaf>,
+    /// Leaves already applied (or abandoned), kept so that the next ones reuse their path,
+    /// position and move lists instead of allocating them for every simulation.
+    spare: Vec<Leaf>,
     done: u32,
     gumbel: Option<GumbelState>,
     /// Whether this decision's root setup (noise or Gumbel sampling) has happened.
@@ -275,6 +278,7 @@ impl Search {
             tree,
             root_pos: pos,
             leaves: Vec::new(),
+            spare: Vec::new(),
             done: 0,
             gumbel: None,
             root_ready: false,
@@ -309,7 +313,7 @@ impl Search {
         self.done = 0;
         self.gumbel = None;
         self.root_ready = false;
-        self.leaves.clear();
+        self.spare.append(&mut self.leaves);
         self.restore_root_priors();
     }
 
@@ -343,7 +347,8 @@ impl Search {
             }
             if !root.expanded {
                 if self.leaves.is_empty() {
-                    let leaf = self.leaf(vec![0], self.root_pos.clone());
+                    let mut leaf = self.root_leaf();
+                    leaf.position.generate_moves(&mut leaf.moves);
                     self.push_leaf(leaf);
                     added += 1;
                 }
@@ -390,8 +395,8 @@ impl Search {
     /// If `evals` does not hold one evaluation per waiting leaf.
     pub fn apply(&mut self, evals: &[Evaluation]) {
         assert_eq!(evals.len(), self.leaves.len(), "one evaluation per leaf");
-        let leaves = std::mem::take(&mut self.leaves);
-        for (mut leaf, eval) in leaves.into_iter().zip(evals) {
+        let mut leaves = std::mem::take(&mut self.leaves);
+        for (leaf, eval) in leaves.iter_mut().zip(evals) {
             let id = *leaf.path.last().expect("paths start at the root");
             if !self.tree.nodes[id as usize].expanded {
                 self.tree.nodes[id as usize].raw_value = eval.value();
@@ -403,6 +408,9 @@ impl Search {
             self.update_proofs(&leaf.path);
             self.done += 1;
         }
+        // Keep the leaves for reuse, and the emptied list for the next batch.
+        self.spare.append(&mut leaves);
+        self.leaves = leaves;
         if !self.root_ready && self.tree.root().expanded {
             self.prepare_root();
         }
@@ -553,10 +561,18 @@ impl Search {
 
     // ----- internals ------------------------------------------------------------------
 
-    fn leaf(&self, path: Vec<NodeId>, position: Position) -> Leaf {
-        let mut moves = Vec::with_capacity(64);
-        position.generate_moves(&mut moves);
-        Leaf { path, position, moves }
+    /// A leaf at the root (path `[0]`, no moves yet), recycled from a spare one if any.
+    fn root_leaf(&mut self) -> Leaf {
+        match self.spare.pop() {
+            Some(mut leaf) => {
+                leaf.path.clear();
+                leaf.path.push(0);
+                leaf.position.clone_from(&self.root_pos);
+                leaf.moves.clear();
+                leaf
+            }
+            None => Leaf { path: vec![0], position: self.root_pos.clone(), moves: Vec::with_capacity(64) },
+        }
     }
 
     fn push_leaf(&mut self, leaf: Leaf) {
@@ -568,27 +584,29 @@ impl Search {
 
     /// Walks from the root to a leaf, forcing root child `forced` if given.
     fn descend(&mut self, forced: Option<usize>) -> Descent {
-        let mut pos = self.root_pos.clone();
-        let mut path = vec![0 as NodeId];
+        let mut leaf = self.root_leaf();
         let mut id: NodeId = 0;
         loop {
             let node = &self.tree.nodes[id as usize];
             if let Some(v) = node.proof.value() {
-                self.backup(&path, v, false);
+                self.backup(&leaf.path, v, false);
+                self.spare.push(leaf);
                 return Descent::Proven;
             }
             if !node.expanded {
                 if node.in_flight > 0 {
+                    self.spare.push(leaf);
                     return Descent::Collision;
                 }
-                return Descent::Leaf(self.leaf(path, pos));
+                leaf.position.generate_moves(&mut leaf.moves);
+                return Descent::Leaf(leaf);
             }
             let child = match forced {
                 Some(a) if id == 0 => node.first_child + a as NodeId,
                 _ => self.select(id),
             };
-            pos.make(self.tree.nodes[child as usize].mv);
-            path.push(child);
+            leaf.position.make(self.tree.nodes[child as usize].mv);
+            leaf.path.push(child);
             id = child;
         }
     }

@@ -79,7 +79,6 @@ pub struct Undo {
 /// A legal position of a variant, with the history needed for repetition.
 // The fields are visible to the crate so that `game_end` can read the board; only this module
 // changes them.
-#[derive(Clone)]
 pub struct Position {
     pub(crate) variant: Arc<Variant>,
     /// Cell codes ([`super::cell`]), indexed by [`Square::index`].
@@ -96,6 +95,40 @@ pub struct Position {
     /// can recur.
     pub(crate) rep_start: u32,
     pub(crate) outcome: Option<Outcome>,
+}
+
+/// `clone_from` reuses the history's allocation: a search copies its root position into a
+/// recycled one for every simulation.
+impl Clone for Position {
+    fn clone(&self) -> Position {
+        Position {
+            variant: self.variant.clone(),
+            cells: self.cells,
+            to_move: self.to_move,
+            king: self.king,
+            hash: self.hash,
+            ply: self.ply,
+            counts: self.counts,
+            history: self.history.clone(),
+            rep_start: self.rep_start,
+            outcome: self.outcome,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Position) {
+        if !Arc::ptr_eq(&self.variant, &source.variant) {
+            self.variant = source.variant.clone();
+        }
+        self.cells = source.cells;
+        self.to_move = source.to_move;
+        self.king = source.king;
+        self.hash = source.hash;
+        self.ply = source.ply;
+        self.counts = source.counts;
+        self.history.clone_from(&source.history);
+        self.rep_start = source.rep_start;
+        self.outcome = source.outcome;
+    }
 }
 
 impl Position {
@@ -545,3 +578,29 @@ impl fmt::Debug for Position {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `clone_from` into a position of another variant with a longer history copies every
+    /// field, the history included, exactly as `clone` does.
+    #[test]
+    fn clone_from_equals_clone() {
+        let mut source = Position::start(Arc::new(Variant::preset("brandubh")));
+        for _ in 0..3 {
+            let mv = source.legal_moves()[1];
+            source.make(mv);
+        }
+        let mut target = Position::start(Arc::new(Variant::preset("tablut")));
+        for _ in 0..9 {
+            let mv = target.legal_moves()[0];
+            target.make(mv);
+        }
+        target.clone_from(&source);
+        let fields = |p: &Position| (p.cells, p.to_move, p.king, p.hash, p.ply, p.counts, p.history.clone(), p.rep_start, p.outcome);
+        assert_eq!(fields(&target), fields(&source.clone()));
+        assert!(Arc::ptr_eq(&target.variant, &source.variant));
+        assert_eq!(target.history.len(), 4);
+    }
+}

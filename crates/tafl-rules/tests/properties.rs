@@ -1,7 +1,7 @@
 //! Invariants as property tests over positions reached by random play on every preset:
 //! generated moves equal the moves of a slow reference written from the rule text alone, the
-//! incremental hash equals a recomputed one, make/unmake restores the position exactly, and
-//! notation round-trips. Random games on every preset end without panicking.
+//! incremental hash equals a recomputed one, make/unmake restores the position exactly,
+//! `clone_from` equals `clone`, and notation round-trips. Random games on every preset end without panicking.
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -123,6 +123,23 @@ fn check(p: &mut Position) {
         p.unmake(mv, &undo);
         let after = (position_string(p), p.to_move(), p.hash(), p.outcome(), p.ply(), p.repetitions());
         assert_eq!(before, after, "unmake of {mv}");
+    }
+    // clone_from into a position of another variant and game (reusing its history's
+    // allocation) gives the same position as clone, history included: the next moves repeat
+    // and end alike.
+    let mut other = Position::start(Arc::new(Variant::preset("tablut")));
+    for _ in 0..3 {
+        let mv = other.legal_moves()[0];
+        other.make(mv);
+    }
+    other.clone_from(p);
+    let (mut a, mut b) = (p.clone(), other);
+    assert!(Arc::ptr_eq(a.variant(), b.variant()));
+    for &mv in generated.iter().take(4) {
+        let (ua, ub) = (a.make(mv), b.make(mv));
+        assert_eq!((position_string(&a), a.hash(), a.ply(), a.repetitions(), a.outcome()), (position_string(&b), b.hash(), b.ply(), b.repetitions(), b.outcome()));
+        a.unmake(mv, &ua);
+        b.unmake(mv, &ub);
     }
 }
 

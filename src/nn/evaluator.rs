@@ -327,6 +327,16 @@ mod tests {
         ps.iter().map(|(p, m)| EvalRequest { position: p, moves: m }).collect()
     }
 
+    /// Two brandubh networks with the same weights: the second is a copy of the first (tests
+    /// run on several threads and share torch's generator, so seeding it twice would not
+    /// give equal networks).
+    fn net_pair(cfg: NetConfig) -> (TaflNet, TaflNet) {
+        let a = TaflNet::new(7, cfg, Device::Cpu);
+        let mut b = TaflNet::new(7, cfg, Device::Cpu);
+        b.vs.copy(&a.vs).unwrap();
+        (a, b)
+    }
+
     fn evaluator(variant: &Variant) -> NetEvaluator {
         tch::manual_seed(5);
         let size = variant.geometry.size();
@@ -368,9 +378,13 @@ mod tests {
         let v = Arc::new(Variant::preset("brandubh"));
         let ps = positions(&v, 19);
         let reqs = requests(&ps);
-        let got = evaluator(&v).evaluate(&reqs);
-        tch::manual_seed(5);
-        let mut net = TaflNet::new(v.geometry.size(), NetConfig { blocks: 1, channels: 8 }, Device::Cpu);
+        // Two copies of one network (copied, not seeded twice: tests share torch's global
+        // generator across threads).
+        let cfg = NetConfig { blocks: 1, channels: 8 };
+        let mut net = TaflNet::new(v.geometry.size(), cfg, Device::Cpu);
+        let mut copy = TaflNet::new(v.geometry.size(), cfg, Device::Cpu);
+        copy.vs.copy(&net.vs).unwrap();
+        let got = NetEvaluator::new(copy, &v, Precision::Fp32).evaluate(&reqs);
         net.fold_batch_norms();
         let enc = Encoder::new(&v);
         let input: Vec<f32> = ps.iter().flat_map(|(p, _)| enc.planes(p)).collect();
@@ -397,12 +411,9 @@ mod tests {
         let v = Arc::new(Variant::preset("brandubh"));
         let ps = positions(&v, 64);
         let reqs = requests(&ps);
-        let net = || {
-            tch::manual_seed(9);
-            TaflNet::new(7, NetConfig { blocks: 2, channels: 16 }, Device::Cpu)
-        };
-        let want = NetEvaluator::new(net(), &v, Precision::Fp32).evaluate(&reqs);
-        let got = NetEvaluator::new(net(), &v, Precision::Bf16).evaluate(&reqs);
+        let (a, b) = net_pair(NetConfig { blocks: 2, channels: 16 });
+        let want = NetEvaluator::new(a, &v, Precision::Fp32).evaluate(&reqs);
+        let got = NetEvaluator::new(b, &v, Precision::Bf16).evaluate(&reqs);
         let mut largest = 0f32;
         for (a, b) in want.iter().zip(&got) {
             assert_eq!(a.priors.len(), b.priors.len());
@@ -422,10 +433,11 @@ mod tests {
         let ps = positions(&v, 40);
         let reqs = requests(&ps);
         let (a, b) = reqs.split_at(25);
-        let mut here = evaluator(&v);
+        let (na, nb) = net_pair(NetConfig { blocks: 1, channels: 8 });
+        let mut here = NetEvaluator::new(na, &v, Precision::Fp32);
         here.set_background(false);
         let want: Vec<Evaluation> = [here.evaluate(a), here.evaluate(b)].concat();
-        let mut ev = evaluator(&v);
+        let mut ev = NetEvaluator::new(nb, &v, Precision::Fp32);
         ev.set_background(true);
         // Two batches in flight, redeemed out of order, then a plain call.
         let (ta, tb) = (ev.start(a), ev.start(b));

@@ -378,12 +378,7 @@ mod tests {
         let v = Arc::new(Variant::preset("brandubh"));
         let ps = positions(&v, 19);
         let reqs = requests(&ps);
-        // Two copies of one network (copied, not seeded twice: tests share torch's global
-        // generator across threads).
-        let cfg = NetConfig { blocks: 1, channels: 8 };
-        let mut net = TaflNet::new(v.geometry.size(), cfg, Device::Cpu);
-        let mut copy = TaflNet::new(v.geometry.size(), cfg, Device::Cpu);
-        copy.vs.copy(&net.vs).unwrap();
+        let (mut net, copy) = net_pair(NetConfig { blocks: 1, channels: 8 });
         let got = NetEvaluator::new(copy, &v, Precision::Fp32).evaluate(&reqs);
         net.fold_batch_norms();
         let enc = Encoder::new(&v);

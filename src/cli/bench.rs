@@ -53,7 +53,7 @@ pub struct SearchBenchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Seconds per measurement.
+    /// Seconds per measurement (raw fp32; search, with as many seconds of raw interleaved).
     #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     pub seconds: f64,
     /// Positions per network call.
@@ -153,9 +153,10 @@ struct SearchFigures {
     variant: String,
     net: NetConfig,
     /// Forward evaluations/s at the benchmark's precision, every lane running the network
-    /// alone at once (the machine's network capacity in the layout search uses).
+    /// alone (the machine's network capacity in the layout search uses), in slices
+    /// interleaved with the search's.
     raw: f64,
-    /// The same in fp32 (equal to `raw` when the precision is fp32).
+    /// The same in fp32, measured on its own before the search.
     raw_fp32: f64,
     /// Leaf evaluations search received per second (network and cache), all lanes.
     search: f64,
@@ -181,29 +182,42 @@ fn sample_positions(variant: &Arc<Variant>, n: usize) -> Vec<Position> {
     out
 }
 
-/// Forward evaluations/s of `net` (converted to `kind`) on a batch of `input`, for `seconds`.
-fn raw_rate(net: &mut TaflNet, input: &[f32], batch: usize, kind: tch::Kind, seconds: f64) -> f64 {
-    let n = net.board_size as i64;
-    net.vs.set_kind(kind);
-    let x = tch::Tensor::from_slice(input).view([batch as i64, PLANES as i64, n, n]).to_device(net.device()).to_kind(kind);
-    let forward = || {
+/// The network alone, on a prepared batch: forward passes with the results brought to the
+/// host (as fp32), as search must.
+struct RawForward {
+    net: TaflNet,
+    x: tch::Tensor,
+    batch: usize,
+}
+
+impl RawForward {
+    /// `net` converted to `kind`, on a batch of `input` (`batch` encodings).
+    fn new(mut net: TaflNet, input: &[f32], batch: usize, kind: tch::Kind) -> RawForward {
+        let n = net.board_size as i64;
+        net.vs.set_kind(kind);
+        let x = tch::Tensor::from_slice(input).view([batch as i64, PLANES as i64, n, n]).to_device(net.device()).to_kind(kind);
+        let mut raw = RawForward { net, x, batch };
+        raw.forward();
+        raw
+    }
+
+    fn forward(&mut self) {
         tch::no_grad(|| {
-            let (p, v) = net.forward_t(&x, false);
-            // Bring results to the host (as fp32) as search must.
+            let (p, v) = self.net.forward_t(&self.x, false);
             let _ = (p.to_kind(tch::Kind::Float).to_device(tch::Device::Cpu), v.to_kind(tch::Kind::Float).to_device(tch::Device::Cpu));
         })
-    };
-    forward();
-    let budget = Duration::from_secs_f64(seconds);
-    let t = Instant::now();
-    let mut calls = 0u64;
-    while t.elapsed() < budget {
-        forward();
-        calls += 1;
     }
-    let rate = (calls * batch as u64) as f64 / t.elapsed().as_secs_f64();
-    net.vs.set_kind(tch::Kind::Float);
-    rate
+
+    /// Forward passes for `budget`: (positions evaluated, seconds taken).
+    fn run(&mut self, budget: Duration) -> (u64, f64) {
+        let t = Instant::now();
+        let mut calls = 0u64;
+        while t.elapsed() < budget {
+            self.forward();
+            calls += 1;
+        }
+        (calls * self.batch as u64, t.elapsed().as_secs_f64())
+    }
 }
 
 /// `lanes` copies of one fresh network (the same weights, from `seed`), in inference form.
@@ -225,8 +239,8 @@ fn total<'a>(runs: impl IntoIterator<Item = &'a selfplay::Progress>) -> selfplay
     t
 }
 
-/// Runs `f(lane, net)` on one thread per net, at once, and collects the results in lane order.
-fn on_lanes<T: Send>(nets: Vec<TaflNet>, f: impl Fn(usize, TaflNet) -> T + Sync) -> Vec<T> {
+/// Runs `f(lane, item)` on one thread per item, at once, and collects the results in lane order.
+fn on_lanes<N: Send, T: Send>(nets: Vec<N>, f: impl Fn(usize, N) -> T + Sync) -> Vec<T> {
     std::thread::scope(|scope| {
         let f = &f;
         let handles: Vec<_> = nets.into_iter().enumerate().map(|(i, net)| scope.spawn(move || f(i, net))).collect();
@@ -247,26 +261,44 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
         enc.encode(p, chunk);
     }
     let kind = precision.kind(device);
-    let raw_at = |kind: tch::Kind| -> f64 {
-        on_lanes(lane_nets(size, net_cfg, device, lanes, 1), |_, mut net| raw_rate(&mut net, &input, batch, kind, seconds)).iter().sum()
-    };
-    let raw_fp32 = raw_at(tch::Kind::Float);
-    let raw = if kind == tch::Kind::Float { raw_fp32 } else { raw_at(kind) };
-    // Search: lockstep self-play with the same network and batch size on every lane, each
-    // lane with its own evaluator, as `train` runs `[selfplay] threads` workers.
-    let budget = Duration::from_secs_f64(seconds);
+    let raw_fp32: f64 = on_lanes(lane_nets(size, net_cfg, device, lanes, 1), |_, net| {
+        let (evals, secs) = RawForward::new(net, &input, batch, tch::Kind::Float).run(Duration::from_secs_f64(seconds));
+        evals as f64 / secs
+    })
+    .iter()
+    .sum();
+    // Search, interleaved with raw at the precision: lockstep self-play with the same network
+    // and batch size on every lane, each lane with its own evaluator (as `train` runs
+    // `[selfplay] threads` workers), pausing every `slice` to run the network alone for a
+    // slice. Measured in alternating slices, a slower or faster stretch of the machine (other
+    // tenants, clock changes) falls on both figures alike: measured one after the other, the
+    // ratio moved by +-8 points between runs of one build on the 2-core build machine.
+    let slice = Duration::from_secs_f64((seconds / 10.0).clamp(0.01, 0.5));
     let cfg = SelfPlayConfig {
         games_in_flight: (batch / 4).max(1),
         batch,
         search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
         ..SelfPlayConfig::default()
     };
-    let runs = on_lanes(lane_nets(size, net_cfg, device, lanes, 1), |lane, net| {
+    let pairs: Vec<(TaflNet, TaflNet)> = lane_nets(size, net_cfg, device, lanes, 1).into_iter().zip(lane_nets(size, net_cfg, device, lanes, 1)).collect();
+    let runs = on_lanes(pairs, |lane, (net, raw_net)| {
+        let mut raw = RawForward::new(raw_net, &input, batch, kind);
+        let (mut raw_evals, mut raw_secs) = (0u64, 0.0);
         let mut evaluator = NetEvaluator::new(net, &variant, precision);
         let t = Instant::now();
-        let p = selfplay::play(&variant, &cfg, &mut evaluator, 1 + lane as u64, &mut |_| true, &mut |_| {}, &mut |_| t.elapsed() < budget);
-        (p, t.elapsed().as_secs_f64())
+        let mut slice_start = Instant::now();
+        let p = selfplay::play(&variant, &cfg, &mut evaluator, 1 + lane as u64, &mut |_| true, &mut |_| {}, &mut |_| {
+            if slice_start.elapsed() >= slice {
+                let (e, s) = raw.run(slice);
+                raw_evals += e;
+                raw_secs += s;
+                slice_start = Instant::now();
+            }
+            t.elapsed().as_secs_f64() - raw_secs < seconds
+        });
+        (p, t.elapsed().as_secs_f64() - raw_secs, raw_evals as f64 / raw_secs.max(1e-9))
     });
+    let raw = runs.iter().map(|r| r.2).sum();
     let secs = runs.iter().map(|r| r.1).fold(0.0, f64::max);
     let p = total(runs.iter().map(|r| &r.0));
     Ok(SearchFigures {
@@ -336,7 +368,7 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     let mut figures = Vec::new();
     for name in variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if !json {
-            eprintln!("measuring {name} ({seconds} s raw, {seconds} s search)...");
+            eprintln!("measuring {name} ({seconds} s raw fp32, then {seconds} s search interleaved with {seconds} s raw)...");
         }
         figures.push(search_figures(name, seconds, batch, sims, lanes, device, precision)?);
     }

@@ -2,9 +2,11 @@
 # Which settings matter for brandubh: A/B runs of equal wall-clock time, judged by Elo.
 # Each arm is the default config (configs/runs/brandubh.toml) with one setting changed,
 # trained from scratch for MINUTES minutes of run time. Then every arm's final model plays a
-# round robin with a fixed pool (the shipped models/brandubh and random-rollout MCTS with 400
-# simulations), all at 64 simulations, and `tafl-lab tournament` fits joint Elo ratings with
-# 95% intervals (OUT_DIR/tournament/tournament.md).
+# round robin with a fixed pool (the model shipped when the first study ran, kept in
+# docs/study-brandubh-1/previous-shipped, and random-rollout MCTS with 400 simulations), all
+# at 64 simulations, and `tafl-lab tournament` fits joint Elo ratings with 95% intervals
+# (OUT_DIR/tournament/tournament.md). More agents join the round robin from the environment:
+# STUDY_EXTRA_AGENTS="az:model=DIR,sims=64 ..." (e.g. an earlier study's final models).
 #
 # Usage: scripts/brandubh_study.sh OUT_DIR [MINUTES (default 12)] [ARM ...]
 #   ARM: base (the default config), no-advantage (attackers search as much as defenders:
@@ -61,7 +63,8 @@ for arm in "${arms[@]}"; do
     fi
     agents+=("az:model=$run,sims=64")
 done
-agents+=("az:model=models/brandubh,sims=64" "mcts:sims=400")
+read -r -a extra <<< "${STUDY_EXTRA_AGENTS:-}"
+agents+=("${extra[@]}" "az:model=docs/study-brandubh-1/previous-shipped,sims=64" "mcts:sims=400")
 echo "tournament ($(date +%T))"
 args=()
 for a in "${agents[@]}"; do args+=(--agent "$a"); done

@@ -69,6 +69,16 @@ fn wrapper(tag: &str, args: &[&str]) -> PathBuf {
     script
 }
 
+/// The transcript the host script's output names (empty if none).
+fn transcript_of(text: &str) -> String {
+    text.split_whitespace()
+        .skip_while(|w| *w != "transcript:")
+        .nth(1)
+        .map(|p| p.trim_end_matches(';'))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default()
+}
+
 /// Plays one game in OpenTafl and asserts the host script passed it.
 fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
     let script = host_script();
@@ -86,19 +96,20 @@ fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
     let mut text = host();
     // OpenTafl 0.4.8 reports a loss on time as `finish 0` whichever side lost, and its own AI
     // (a JVM started beside the game) can lose on time on a busy machine before tafl-lab has
-    // moved. That one failure, and only it, is played again once; any other is a failure.
+    // moved. That one failure, and only it, is played again: once in general, and up to three
+    // times when tafl-lab defends and was never asked to move (no `play` in the transcript:
+    // OpenTafl's AI ran out of its clock on its first move beside the rest of the test suite,
+    // which says nothing of tafl-lab; seen twice in a row in one CI run). Any other failure
+    // fails at once.
     let only_finish_0 = |t: &str| t.contains("> finish 0") && t.lines().filter(|l| l.starts_with("FAIL")).count() == 1;
-    if !text.contains("1 passed, 0 failed") && only_finish_0(&text) {
-        eprintln!("{tag}: OpenTafl reported finish 0 (a loss on time); playing the game again once:\n{text}");
+    let host_never_moved = |t: &str| side == "defenders" && !transcript_of(t).lines().any(|l| l.starts_with("> play"));
+    let mut replays = 0;
+    while !text.contains("1 passed, 0 failed") && only_finish_0(&text) && (replays == 0 || (replays < 3 && host_never_moved(&text))) {
+        replays += 1;
+        eprintln!("{tag}: OpenTafl reported finish 0 (a loss on time); playing the game again ({replays}):\n{text}");
         text = host();
     }
-    let transcript = text
-        .split_whitespace()
-        .skip_while(|w| *w != "transcript:")
-        .nth(1)
-        .map(|p| p.trim_end_matches(';'))
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_default();
+    let transcript = transcript_of(&text);
     let tail: Vec<&str> = transcript.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
     assert!(
         text.contains("1 passed, 0 failed"),

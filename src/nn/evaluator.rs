@@ -327,13 +327,10 @@ mod tests {
         ps.iter().map(|(p, m)| EvalRequest { position: p, moves: m }).collect()
     }
 
-    /// Two brandubh networks with the same weights: the second is a copy of the first (tests
-    /// run on several threads and share torch's generator, so seeding it twice would not
-    /// give equal networks).
+    /// Two brandubh networks with the same weights ([`TaflNet::copy`]).
     fn net_pair(cfg: NetConfig) -> (TaflNet, TaflNet) {
         let a = TaflNet::new(7, cfg, Device::Cpu);
-        let mut b = TaflNet::new(7, cfg, Device::Cpu);
-        b.vs.copy(&a.vs).unwrap();
+        let b = a.copy();
         (a, b)
     }
 

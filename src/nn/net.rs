@@ -160,6 +160,16 @@ impl TaflNet {
         TaflNet::build(board_size, config, device)
     }
 
+    /// A second network with this one's layout and weights. Tests take equal networks this
+    /// way: seeding torch twice does not give them, since tests on other threads draw from
+    /// the same generator.
+    #[cfg(test)]
+    pub(crate) fn copy(&self) -> TaflNet {
+        let mut c = TaflNet::build(self.board_size as u8, self.config, self.device());
+        c.vs.copy(&self.vs).expect("a network of the same layout");
+        c
+    }
+
     /// As [`TaflNet::new`], but refusing a board size or architecture it cannot build.
     ///
     /// # Errors
@@ -308,9 +318,7 @@ mod tests {
         let x = Tensor::randn([9, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
         let net = trained_looking(4);
         let (p, v) = tch::no_grad(|| net.forward_t(&x, false));
-        // A copy, not a second seeded network: tests on other threads share torch's generator.
-        let mut folded = TaflNet::new(7, NetConfig { blocks: 2, channels: 16 }, Device::Cpu);
-        folded.vs.copy(&net.vs).unwrap();
+        let mut folded = net.copy();
         folded.fold_batch_norms();
         let (pf, vf) = tch::no_grad(|| folded.forward_t(&x, false));
         let diff = |a: &Tensor, b: &Tensor| (a - b).abs().max().double_value(&[]);

@@ -59,11 +59,23 @@ pub fn run(args: &EngineArgs) -> Result<()> {
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         engine.run(stdin.lock(), &mut stdout.lock())?;
-        return Ok(());
+        exit_now();
     }
     let mut engine = Engine::new(EngineConfig { agent, variant, time, seed: 1 })?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     engine.run(stdin.lock(), &mut stdout.lock())?;
-    Ok(())
+    exit_now()
+}
+
+/// Ends the process once the host has said goodbye (or closed the input). Everything the engine
+/// owes the host is written and flushed by then; what is left is tearing down the search tree
+/// and LibTorch's exit handlers, which took 0.1-0.2 s here. A host that kills its engine a fixed time
+/// after `goodbye` (OpenTafl's test harness waits two seconds, less on a loaded machine) would
+/// see that as an unclean exit, so the engine skips it.
+fn exit_now() -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: `_exit` ends the process at once; nothing of this process is left to save.
+    unsafe { libc::_exit(0) }
 }

@@ -85,34 +85,91 @@ fn fails(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.starts_with("FAIL")).collect()
 }
 
+/// Whether tafl-lab answered every `play` with a `move` before the game ended: when it did,
+/// a game that ended without a result was not its loss on time.
+fn engine_owed_no_move(transcript: &str) -> bool {
+    let mut owed = false;
+    for l in transcript.lines() {
+        if l.starts_with("> play") {
+            owed = true;
+        } else if l.starts_with("< move") {
+            owed = false;
+        } else if l.starts_with("> finish") {
+            break;
+        }
+    }
+    !owed
+}
+
 /// Why a hosted game says nothing about tafl-lab, when OpenTafl's side of the harness failed
 /// on a busy machine (each seen in loaded CI runs, where the games run beside the test suite):
 /// - the host script waits fixed times for OpenTafl's server and host client (four JVMs start
 ///   on two cores); when one was not up in time the engine is never started;
 /// - OpenTafl's own AI never made a move: it lost on time on its first move (`finish 0`), or
 ///   its client left and OpenTafl gave the game to tafl-lab at once (`finish 3` straight after
-///   `rules`, which the script would pass although nothing was played).
+///   `rules`, which the script would pass although nothing was played). Only when nothing
+///   points at tafl-lab: no error either way, no failure but the missing result, and no
+///   `play` left unanswered (a crash, or tafl-lab's own loss on time, is its failure).
 fn harness_failure(text: &str, transcript: &str) -> Option<&'static str> {
+    let ai_never_moved = !transcript.lines().any(|l| l.starts_with("> opponent-move"));
+    let no_errors = !transcript.lines().any(|l| l.starts_with("< error") || l.starts_with("> error"));
+    let only_no_result = fails(text).iter().all(|f| f.contains("finish 1/2/3"));
     if text.contains("the engine was never started") {
         Some("OpenTafl never started the engine (its server or host client was not up in time)")
-    } else if !transcript.lines().any(|l| l.starts_with("> opponent-move")) {
+    } else if ai_never_moved && no_errors && only_no_result && engine_owed_no_move(transcript) {
         Some("OpenTafl's AI never made a move")
     } else {
         None
     }
 }
 
+/// The replay rule on transcripts of the kinds seen (no OpenTafl needed): only games that
+/// OpenTafl's side spoiled are played again, never one where tafl-lab failed.
+#[test]
+fn only_games_opentafl_spoiled_count_as_harness_failures() {
+    let rules = "> rules dim:7 name:Brandub start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/\n< hello\n< simple-moves on\n";
+    let no_result = "FAIL: no finish 1/2/3 (finish 0 = lost on time): > finish 0\n0 passed, 1 failed";
+    // Seen: OpenTafl gave the game to tafl-lab before anyone moved; the script passed it.
+    let given = format!("{rules}> finish 3\n> goodbye\n# exit status=0 0\n");
+    assert!(harness_failure("1 passed, 0 failed", &given).is_some());
+    assert!(harness_failure("no transcript: the engine was never started\n0 passed, 1 failed", "").is_some());
+    // OpenTafl's AI lost on time on its first move, tafl-lab waiting for it.
+    let ai_late = format!("{rules}> finish 0\n> goodbye\n");
+    assert!(harness_failure(no_result, &ai_late).is_some());
+    // tafl-lab was asked to move and never answered: its own failure.
+    let engine_late = format!("{rules}> clock 30000 30000 2 5 5\n> play attackers\n> finish 0\n> goodbye\n");
+    assert!(!engine_owed_no_move(&engine_late));
+    assert!(harness_failure(no_result, &engine_late).is_none());
+    // Rules refused, or a move refused: tafl-lab's failure even though the AI never moved.
+    let refused = format!("{rules}< error 0 unsupported\n> finish 0\n");
+    assert!(harness_failure(no_result, &refused).is_none());
+    let bad_move = format!("{rules}> play attackers\n< move d1-d9\n> error 1\n> finish 0\n");
+    assert!(harness_failure(no_result, &bad_move).is_none());
+    // Another failure beside the missing result (no hello): not the harness.
+    assert!(harness_failure(&format!("FAIL: no hello\n{no_result}"), &ai_late).is_none());
+    // A game played both ways is judged as it is.
+    let played = format!("{rules}> play attackers\n< move d1-e1\n> opponent-move d4-d2 /x/\n> finish 2\n");
+    assert!(engine_owed_no_move(&played));
+    assert!(harness_failure("1 passed, 0 failed", &played).is_none());
+}
+
 /// The host script kills OpenTafl two seconds after the game ends, and fails the engine when
 /// its wrapper has not yet logged the engine's exit status; on a loaded machine OpenTafl may
 /// say `goodbye` late in those two seconds. The wrapper outlives that kill and still logs the
 /// status, so a game whose only failure is that is judged by the status the engine exited
-/// with, read within 20 s (the engine itself exits within 0.05 s of `goodbye`).
+/// with, read within 20 s (the engine itself exits within 0.05 s of `goodbye`). Only after a
+/// `goodbye`: an engine that ignored it would still exit 0 once the killed host closed its
+/// input.
 fn exited_cleanly_late(text: &str) -> bool {
     let only_exit_failure = matches!(fails(text)[..], [f] if f.contains("did not exit cleanly"));
     let Some(path) = transcript_path(text).filter(|_| only_exit_failure) else { return false };
     for _ in 0..40 {
         let t = std::fs::read_to_string(&path).unwrap_or_default();
         if let Some(status) = t.lines().find_map(|l| l.strip_prefix("# exit status=")) {
+            if !t.lines().any(|l| l == "> goodbye") {
+                eprintln!("the engine exited (status {status}) without a goodbye from OpenTafl");
+                return false;
+            }
             eprintln!("the engine's exit was logged after the host script's deadline: status {status}");
             return status.split_whitespace().next() == Some("0");
         }
@@ -136,16 +193,21 @@ fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
             .expect("bash runs the host script");
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
     };
-    // A harness failure (above) is played again, up to three times; so is one loss on time
-    // later in the game (OpenTafl 0.4.8 reports it as `finish 0` whichever side lost, and its
-    // own AI sometimes overruns). Any other failure fails at once.
+    // A game is played again, three times at most in all: after a harness failure (above), and
+    // once after a loss on time later in the game that was not tafl-lab's (OpenTafl 0.4.8
+    // reports it as `finish 0` whichever side lost, and its own AI sometimes overruns; with
+    // every `play` answered, the AI was the one on move). Any other failure fails at once.
     let mut text = host();
     let mut replays = 0;
     let mut time_losses = 0;
     while replays < 3 {
         let why = match harness_failure(&text, &transcript_of(&text)) {
             Some(why) => why,
-            None if time_losses == 0 && matches!(fails(&text)[..], [f] if f.contains("finish 1/2/3")) && text.contains("> finish 0") => {
+            None if time_losses == 0
+                && matches!(fails(&text)[..], [f] if f.contains("finish 1/2/3"))
+                && text.contains("> finish 0")
+                && engine_owed_no_move(&transcript_of(&text)) =>
+            {
                 time_losses += 1;
                 "OpenTafl reported finish 0 (a loss on time)"
             }

@@ -201,12 +201,13 @@ fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
     let mut replays = 0;
     let mut time_losses = 0;
     while replays < 3 {
-        let why = match harness_failure(&text, &transcript_of(&text)) {
+        let transcript = transcript_of(&text);
+        let why = match harness_failure(&text, &transcript) {
             Some(why) => why,
             None if time_losses == 0
                 && matches!(fails(&text)[..], [f] if f.contains("finish 1/2/3"))
                 && text.contains("> finish 0")
-                && engine_owed_no_move(&transcript_of(&text)) =>
+                && engine_owed_no_move(&transcript) =>
             {
                 time_losses += 1;
                 "OpenTafl reported finish 0 (a loss on time)"
@@ -220,10 +221,11 @@ fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
     let transcript = transcript_of(&text);
     let tail: Vec<&str> = transcript.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
     let passed = text.contains("1 passed, 0 failed") || exited_cleanly_late(&text);
+    let spoiled = harness_failure(&text, &transcript);
     assert!(
-        passed && harness_failure(&text, &transcript).is_none() && transcript.lines().any(|l| l.starts_with("< move")),
+        passed && spoiled.is_none() && transcript.lines().any(|l| l.starts_with("< move")),
         "{tag}: OpenTafl did not pass the game (rules {rules}, engine {side}){}:\n{text}\ntranscript tail:\n{}",
-        harness_failure(&text, &transcript).map(|w| format!(" after {replays} replays; last: {w}")).unwrap_or_default(),
+        spoiled.map(|w| format!(" after {replays} replays; last: {w}")).unwrap_or_default(),
         tail.join("\n")
     );
     eprintln!("{tag}: {}", text.lines().find(|l| l.starts_with("transcript:")).unwrap_or(""));

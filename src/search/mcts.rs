@@ -23,7 +23,7 @@
 
 use super::evaluator::{EvalRequest, Evaluation, Evaluator};
 use super::tree::{Node, NodeId, Proof, Tree};
-use crate::rules::{Move, MoveError, Position, Side, Square};
+use crate::rules::{EndScreen, Move, MoveError, Position, Side, Square};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
@@ -245,6 +245,8 @@ pub struct Search {
     /// Leaves already applied (or abandoned), kept so that the next ones reuse their path,
     /// position and move lists instead of allocating them for every simulation.
     spare: Vec<Leaf>,
+    /// Which children of the node being expanded may end the game (reused between expansions).
+    screen: EndScreen,
     done: u32,
     gumbel: Option<GumbelState>,
     /// Whether this decision's root setup (noise or Gumbel sampling) has happened.
@@ -279,6 +281,7 @@ impl Search {
             root_pos: pos,
             leaves: Vec::new(),
             spare: Vec::new(),
+            screen: EndScreen::default(),
             done: 0,
             gumbel: None,
             root_ready: false,
@@ -655,11 +658,18 @@ impl Search {
             return;
         }
         let to_move = pos.to_move();
+        // Only the moves the screen cannot clear are made to see whether they end the game
+        // (making every child was most of the tree work in self-play's profile).
+        self.screen.prepare(pos);
+        let screen = &self.screen;
         // Straight into the tree's node array: no temporary list per expansion.
         self.tree.add_children(
             id,
             moves.iter().zip(priors).map(|(&mv, &p)| {
                 let mut child = Node::new(mv, p);
+                if !screen.may_end(pos, mv) {
+                    return child;
+                }
                 let undo = pos.make(mv);
                 if let Some(o) = pos.outcome() {
                     child.expanded = true;

@@ -10,12 +10,13 @@
 //! always found at once) and only floods the whole board when that fails; the exit fort is
 //! tested only when the king stands on the edge. The visited sets are bitsets on the stack.
 
-use super::cell::{ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
-use super::geometry::{Direction, Square, CELLS};
+use super::cell::{side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
+use super::geometry::{Direction, Square, CELLS, STRIDE};
 use super::position::Position;
 use super::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
 use super::types::{Move, Outcome, Reason, Side};
 use super::variant::{EDGE, ESCAPE};
+use super::zobrist;
 
 /// How many times a position must occur for the repetition rule to end the game.
 const REPETITIONS_TO_END: usize = 3;
@@ -261,6 +262,202 @@ impl Position {
             }
         }
         walls.iter().all(|&w| safe.contains(w))
+    }
+}
+
+/// Which moves of a position could end the game, worked out once for all of them.
+///
+/// A search expands a node by creating all its children, and it must know which of them end
+/// the game (that is how its solver sees a win in one). Making every child and running
+/// [`Position::decide`] on it was most of the tree work in a profile of self-play. The screen
+/// looks at the position once and then answers per move, from the destination square alone
+/// (and the child's hash where a repetition is possible), whether the move *may* end the game;
+/// only those moves need to be made. It mirrors `decide` clause by clause and errs only
+/// towards "may": a move it passes is certain not to end the game (a property test checks this
+/// on every preset against making the move).
+///
+/// - Escape and exit fort: only king moves to escape squares (or, with the exit fort, to the
+///   edge) may end it; with the king already on the edge every move is tested.
+/// - King capture: only attackers' moves next to the king.
+/// - Encirclement: a path from the king to the edge over squares free of attackers is found
+///   once; an attackers' move off that path leaves it open (captures only empty squares).
+/// - No moves: two opponent pieces that can each step to a neighbouring square keep a move
+///   unless one move lands beside both. A piece is captured only by a move beside it, except
+///   in a shieldwall; but a shieldwall's pieces have the edge behind them, an enemy in front
+///   and row pieces or brackets at their sides, so the only one that can step anywhere is the
+///   one beside the square the bracketing piece lands on.
+/// - Repetition: the hashes that already occurred twice with the same side to move since the
+///   last capture; a move that captures resets the count, so the child's hash is computed as
+///   if nothing were captured.
+/// - Ply cap: the move that reaches it ends the game.
+#[derive(Clone, Default)]
+pub struct EndScreen {
+    /// Every move needs the full test.
+    all: bool,
+    /// Destinations after which the game may end, whatever piece moves there.
+    danger: Vec<u64>,
+    /// Hashes that a move would bring about a third time, sorted.
+    repeated: Vec<u64>,
+}
+
+impl EndScreen {
+    /// The screen of `pos` (see [`EndScreen::prepare`] to reuse one).
+    pub fn new(pos: &Position) -> EndScreen {
+        let mut s = EndScreen::default();
+        s.prepare(pos);
+        s
+    }
+
+    /// Works out the screen of `pos`, reusing this one's memory.
+    pub fn prepare(&mut self, pos: &Position) {
+        let t = &*pos.variant.tables;
+        let rules = &pos.variant.rules;
+        self.all = false;
+        self.danger.clear();
+        self.danger.resize(CELLS.div_ceil(WORD_BITS), 0);
+        self.repeated.clear();
+        let mover = pos.to_move;
+        if pos.outcome.is_some() || pos.ply + 1 >= t.ply_cap {
+            self.all = true;
+            return;
+        }
+        let king = pos.king.index();
+        if mover == Side::Defenders {
+            if rules.exit_fort && t.flags[king] & EDGE != 0 {
+                self.all = true;
+                return;
+            }
+        } else {
+            for d in Direction::ALL {
+                self.mark((king as isize + d.offset()) as usize);
+            }
+            if rules.encirclement && !self.mark_path_to_edge(pos) {
+                self.all = true;
+                return;
+            }
+        }
+        if !self.mark_shared_steps(pos, mover.opponent()) {
+            self.all = true;
+            return;
+        }
+        if rules.repetition != Repetition::None {
+            // After the move the history is one longer; its same-side entries are these.
+            let len = pos.history.len();
+            let start = pos.rep_start as usize;
+            let mut i = len;
+            while i >= start + 2 {
+                i -= 2;
+                self.repeated.push(pos.history[i]);
+            }
+            self.repeated.sort_unstable();
+            let mut kept = 0;
+            let mut j = 0;
+            while j < self.repeated.len() {
+                let h = self.repeated[j];
+                let mut k = j;
+                while k < self.repeated.len() && self.repeated[k] == h {
+                    k += 1;
+                }
+                if k - j + 1 >= REPETITIONS_TO_END {
+                    self.repeated[kept] = h;
+                    kept += 1;
+                }
+                j = k;
+            }
+            self.repeated.truncate(kept);
+        }
+    }
+
+    /// Whether `mv` (a legal move of `pos`, the position this screen was prepared for) may
+    /// end the game. False means it certainly does not.
+    #[inline]
+    pub fn may_end(&self, pos: &Position, mv: Move) -> bool {
+        if self.all {
+            return true;
+        }
+        let to = mv.to.index();
+        if self.danger[to / WORD_BITS] & (1u64 << (to % WORD_BITS)) != 0 {
+            return true;
+        }
+        let t = &*pos.variant.tables;
+        if mv.from == pos.king {
+            let f = t.flags[to];
+            if f & ESCAPE != 0 || (pos.variant.rules.exit_fort && f & EDGE != 0) {
+                return true;
+            }
+        }
+        if !self.repeated.is_empty() {
+            let from = mv.from.index();
+            let code = pos.cells[from];
+            let h = pos.hash ^ zobrist::piece(code, from) ^ zobrist::piece(code, to) ^ zobrist::SIDE;
+            if self.repeated.binary_search(&h).is_ok() {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn mark(&mut self, i: usize) {
+        self.danger[i / WORD_BITS] |= 1u64 << (i % WORD_BITS);
+    }
+
+    /// Marks a shortest path from the king to the edge over squares free of attackers;
+    /// false when there is none.
+    fn mark_path_to_edge(&mut self, pos: &Position) -> bool {
+        let t = &*pos.variant.tables;
+        let mut parent = [u16::MAX; CELLS];
+        let mut queue = [0u16; CELLS];
+        let (mut head, mut tail) = (0, 0);
+        let k = pos.king.index();
+        parent[k] = k as u16;
+        queue[tail] = k as u16;
+        tail += 1;
+        while head < tail {
+            let s = queue[head] as usize;
+            head += 1;
+            if t.flags[s] & EDGE != 0 {
+                let mut c = s;
+                while c != k {
+                    self.mark(c);
+                    c = parent[c] as usize;
+                }
+                return true;
+            }
+            for d in Direction::ALL {
+                let q = (s as isize + d.offset()) as usize;
+                if pos.cells[q] & ATTACKER_OR_BORDER == 0 && parent[q] == u16::MAX {
+                    parent[q] = s as u16;
+                    queue[tail] = q as u16;
+                    tail += 1;
+                }
+            }
+        }
+        false
+    }
+
+    /// Finds two pieces of `side` that can each step to a neighbouring square and marks the
+    /// squares beside both; false when there are not two.
+    fn mark_shared_steps(&mut self, pos: &Position, side: Side) -> bool {
+        let mut found = [0usize; 2];
+        let mut n = 0;
+        pos.for_each_piece(side_mask(side), |i, c| {
+            let beside = |q: usize| q.abs_diff(i) == 1 || q.abs_diff(i) == STRIDE;
+            if pos.piece_moves(i, c, beside) {
+                found[n] = i;
+                n += 1;
+            }
+            n == 2
+        });
+        if n < 2 {
+            return false;
+        }
+        for d in Direction::ALL {
+            let q = (found[0] as isize + d.offset()) as usize;
+            if q.abs_diff(found[1]) == 1 || q.abs_diff(found[1]) == STRIDE {
+                self.mark(q);
+            }
+        }
+        true
     }
 }
 

@@ -54,6 +54,7 @@ pub mod types;
 pub mod variant;
 mod zobrist;
 
+pub use game_end::EndScreen;
 pub use error::{InexpressibleRules, MoveError, ParseError, ParseKind, SetupError, VariantError};
 pub use geometry::{Direction, Geometry, Square};
 pub use position::{Captures, Position, Undo};

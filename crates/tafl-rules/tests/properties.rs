@@ -2,6 +2,7 @@
 //! generated moves equal the moves of a slow reference written from the rule text alone, the
 //! incremental hash equals a recomputed one, make/unmake restores the position exactly,
 //! `clone_from` equals `clone`, and notation round-trips. Random games on every preset end without panicking.
+//! The end screen search uses never clears a move that ends the game.
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use tafl_rules::notation::{parse_position, position_string};
 use tafl_rules::ruleset::CornerKind;
 use tafl_rules::variant::PRESETS;
-use tafl_rules::{Move, Piece, Position, Square, Variant};
+use tafl_rules::{EndScreen, Move, Piece, Position, Reason, Square, Variant};
 
 fn presets() -> Vec<Arc<Variant>> {
     PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n))).collect()
@@ -175,4 +176,51 @@ fn random_games_on_every_preset_end() {
             assert_eq!(game.final_position.outcome(), Some(game.outcome));
         }
     }
+}
+
+/// Along random games on every preset (half of them shuffling pieces back and forth, so that
+/// repetitions happen), every legal move that ends the game is one the [`EndScreen`] says may
+/// end it, and the screen clears most of the moves that do not (else search gains nothing).
+#[test]
+fn the_end_screen_never_clears_a_move_that_ends_the_game() {
+    let mut ends = std::collections::BTreeMap::<&str, usize>::new();
+    let (mut quiet, mut cleared) = (0usize, 0usize);
+    let mut screen = EndScreen::default();
+    for v in presets() {
+        for seed in 0..8u64 {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+            let shuffle = seed % 2 == 1;
+            let mut p = Position::start(v.clone());
+            let mut last: [Option<Move>; 2] = [None, None];
+            while !p.is_over() {
+                screen.prepare(&p);
+                let moves = p.legal_moves();
+                for &mv in &moves {
+                    let may = screen.may_end(&p, mv);
+                    let undo = p.make(mv);
+                    match p.outcome() {
+                        Some(o) => {
+                            assert!(may, "{}: {mv} ends the game ({o:?}) but the screen cleared it\n{p}", v.name);
+                            *ends.entry(o.reason.name()).or_default() += 1;
+                        }
+                        None => {
+                            quiet += 1;
+                            cleared += usize::from(!may);
+                        }
+                    }
+                    p.unmake(mv, &undo);
+                }
+                // Shuffling: step back along this side's last move when that is legal.
+                let side = p.to_move().index();
+                let back = last[side].map(|m| Move::new(m.to, m.from)).filter(|&m| shuffle && rng.gen_bool(0.8) && p.is_legal(m));
+                let mv = back.unwrap_or_else(|| moves[rng.gen_range(0..moves.len())]);
+                last[side] = Some(mv);
+                p.make(mv);
+            }
+        }
+    }
+    for reason in [Reason::CornerEscape, Reason::EdgeEscape, Reason::KingCaptured, Reason::Repetition, Reason::PlyCap] {
+        assert!(ends.get(reason.name()).copied().unwrap_or(0) > 0, "no game-ending move by {} was checked: {ends:?}", reason.name());
+    }
+    assert!(cleared as f64 > 0.8 * quiet as f64, "the screen cleared only {cleared} of {quiet} moves that do not end the game");
 }

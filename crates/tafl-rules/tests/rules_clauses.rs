@@ -753,6 +753,24 @@ fn unbreakable_exit_fort_wins_for_the_defenders() {
 }
 
 #[test]
+fn a_defender_closing_the_fort_around_the_king_on_the_edge_wins() {
+    let b = "+ . . . . . . . . . +
+         . . . . . . . . . . .
+         . . . . . . . . . . .
+         . . . . . . . . . . .
+         . . . . . . . . . . .
+         . . . . . + . . . . .
+         . . a . . d . . a . .
+         . . . . . . . . . . .
+         . . . . d . d . . . .
+         . . . . d . d . . . .
+         + . . . d k d . . . +";
+    let mut p = board(&variant("copenhagen"), b, Side::Defenders);
+    play(&mut p, "f5-f3");
+    assert_eq!(p.outcome(), win(Side::Defenders, Reason::ExitFort));
+}
+
+#[test]
 fn breakable_fort_does_not_win() {
     // f3 could be captured from e3 and g3.
     let b = fort_board(
@@ -909,6 +927,21 @@ fn a_side_without_moves_loses() {
     play(&mut p, "b3-b6");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::NoMoves));
     assert!(p.legal_moves().is_empty());
+}
+
+#[test]
+fn blocking_the_square_both_last_movable_pieces_need_wins() {
+    // b7 and a6 can each step only to b6 (a7 is a corner, c7 and a5 are held).
+    let mut p = board(&variant("brandubh"), "
+        + a d . . . +
+        a . . . . . .
+        d . . . . . .
+        . . . k . . .
+        . d . . . . .
+        . . . . . . .
+        + . . . . . +", Side::Defenders);
+    play(&mut p, "b3-b6");
+    assert_eq!(p.outcome(), win(Side::Defenders, Reason::NoMoves));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use tafl_rules::variant::parse_layout;
-use tafl_rules::{Move, Outcome, Position, Reason, RuleSet, Setup, Side, Variant};
+use tafl_rules::{EndScreen, Move, Outcome, Position, Reason, RuleSet, Setup, Side, Variant};
 
 /// A preset.
 pub fn variant(name: &str) -> Arc<Variant> {
@@ -32,10 +32,15 @@ pub fn mv(p: &Position, s: &str) -> Move {
     Move::parse(s, p.geometry()).expect("test move parses")
 }
 
-/// Plays a legal move and returns the captured squares as strings.
+/// Plays a legal move and returns the captured squares as strings. A move that ends the
+/// game must also be one the [`EndScreen`] (search's shortcut) says may end it, so every rule
+/// clause tested through this helper checks the screen too.
 pub fn play(p: &mut Position, s: &str) -> Vec<String> {
     let m = mv(p, s);
-    p.play(m).unwrap_or_else(|e| panic!("{e}\n{p}")).iter().map(|s| s.to_string()).collect()
+    let flagged = EndScreen::new(p).may_end(p, m);
+    let captured = p.play(m).unwrap_or_else(|e| panic!("{e}\n{p}")).iter().map(|s| s.to_string()).collect();
+    assert!(flagged || p.outcome().is_none(), "{s} ended the game ({:?}) but the end screen cleared it\n{p}", p.outcome());
+    captured
 }
 
 /// Plays a sequence of moves.

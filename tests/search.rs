@@ -342,7 +342,7 @@ fn root_noise_is_mixed_once_per_search_with_its_weight() {
     s.set_config(fast.clone());
     s.start();
     let r = s.run(&mut ev);
-    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors, "a fast search sees the clean priors");
+    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors.to_vec(), "a fast search sees the clean priors");
 
     // The arena: a full search, then the same root searched again, and again without noise.
     s.set_config(full.clone());
@@ -358,7 +358,7 @@ fn root_noise_is_mixed_once_per_search_with_its_weight() {
     s.set_config(fast);
     s.start();
     let r = s.run(&mut ev);
-    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors, "the noise of the earlier searches is gone");
+    assert_eq!(root_priors(&r, &pos), ev.eval(&pos).priors.to_vec(), "the noise of the earlier searches is gone");
 
     // The default (spiky) Dirichlet noise on a fixed seed: mixed priors never fall below
     // (1 - 0.25) x clean, and the moves the noise all but misses come close to that bound.
@@ -367,7 +367,7 @@ fn root_noise_is_mixed_once_per_search_with_its_weight() {
     for ply in 0..6 {
         let r = s.run(&mut ev);
         let clean = ev.eval(&pos).priors;
-        let ratio = root_priors(&r, &pos).iter().zip(&clean).map(|(m, c)| m / c).fold(f32::INFINITY, f32::min);
+        let ratio = root_priors(&r, &pos).iter().zip(clean.iter()).map(|(m, c)| m / c).fold(f32::INFINITY, f32::min);
         let weight = 1.0 - ratio;
         assert!(weight <= 0.25 + 1e-5 && weight > 0.2, "ply {ply}: noise weight about {weight}");
         let best = r.best.unwrap();

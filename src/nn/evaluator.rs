@@ -46,6 +46,8 @@ struct Forward {
     /// Those logits, in fp32.
     policy: Vec<f32>,
     wdl: Vec<f32>,
+    /// One position's exponentiated logits (softmax scratch).
+    exp: Vec<f32>,
 }
 
 /// One encoded batch: `input` holds `positions` encodings; the legal moves of position `i`
@@ -93,16 +95,13 @@ impl Forward {
         v.copy_data(&mut self.wdl, padded * 3);
         (0..b)
             .map(|i| {
-                let mut priors = self.policy[job.offsets[i] as usize..job.offsets[i + 1] as usize].to_vec();
-                let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let mut total = 0.0;
-                for p in priors.iter_mut() {
-                    *p = (*p - max).exp();
-                    total += *p;
-                }
-                priors.iter_mut().for_each(|p| *p /= total);
+                let logits = &self.policy[job.offsets[i] as usize..job.offsets[i + 1] as usize];
+                let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                self.exp.clear();
+                self.exp.extend(logits.iter().map(|&l| (l - max).exp()));
+                let total: f32 = self.exp.iter().sum();
                 let w = &self.wdl[i * 3..i * 3 + 3];
-                Evaluation { priors, wdl: [w[0], w[1], w[2]] }
+                Evaluation { priors: self.exp.iter().map(|&e| e / total).collect(), wdl: [w[0], w[1], w[2]] }
             })
             .collect()
     }
@@ -162,7 +161,7 @@ impl NetEvaluator {
         if kind != Kind::Float {
             net.vs.set_kind(kind);
         }
-        let forward = Forward { net, kind, geometry: g, planes, gather: Vec::new(), policy: Vec::new(), wdl: Vec::new() };
+        let forward = Forward { net, kind, geometry: g, planes, gather: Vec::new(), policy: Vec::new(), wdl: Vec::new(), exp: Vec::new() };
         NetEvaluator {
             background: forward.net.device().is_cuda(),
             backend: Backend::Here(Box::new(forward)),
@@ -409,7 +408,7 @@ mod tests {
         let mut largest = 0f32;
         for (a, b) in want.iter().zip(&got) {
             assert_eq!(a.priors.len(), b.priors.len());
-            for (x, y) in a.priors.iter().zip(&b.priors).chain(a.wdl.iter().zip(&b.wdl)) {
+            for (x, y) in a.priors.iter().zip(b.priors.iter()).chain(a.wdl.iter().zip(&b.wdl)) {
                 largest = largest.max((x - y).abs());
             }
         }
@@ -464,7 +463,7 @@ mod tests {
             a.len() == b.len()
                 && a.iter().zip(b).all(|(x, y)| {
                     x.priors.len() == y.priors.len()
-                        && x.priors.iter().zip(&y.priors).chain(x.wdl.iter().zip(&y.wdl)).all(|(p, q)| (p - q).abs() < 1e-5)
+                        && x.priors.iter().zip(y.priors.iter()).chain(x.wdl.iter().zip(&y.wdl)).all(|(p, q)| (p - q).abs() < 1e-5)
                 })
         };
         let reqs = requests(&ps);

@@ -8,6 +8,7 @@ use crate::play::random_playout;
 use crate::rules::{Move, Position, Side};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
 
 /// One position to evaluate, with its legal moves in the order the priors must follow.
 #[derive(Clone, Copy)]
@@ -18,9 +19,13 @@ pub struct EvalRequest<'a> {
 
 /// An evaluation: a prior for each legal move (summing to 1) and win/draw/loss
 /// probabilities from the view of the side to move.
+///
+/// The priors are shared (`Arc`): an evaluation cache hands the same evaluation to every tree
+/// that reaches the position, and a clone is a reference count, not an allocation (small
+/// allocations per position were a visible part of self-play's allocator time).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
-    pub priors: Vec<f32>,
+    pub priors: Arc<[f32]>,
     pub wdl: [f32; 3],
 }
 
@@ -32,7 +37,7 @@ impl Evaluation {
 
     /// Uniform priors over `n` moves with the given win/draw/loss.
     pub fn uniform(n: usize, wdl: [f32; 3]) -> Evaluation {
-        Evaluation { priors: vec![1.0 / n.max(1) as f32; n], wdl }
+        Evaluation { priors: vec![1.0 / n.max(1) as f32; n].into(), wdl }
     }
 }
 

@@ -108,18 +108,20 @@ impl Forward {
 }
 
 /// The batch size a forward pass of `positions` positions runs at: the next power of two up
-/// to 16, then the next multiple of 16.
+/// to 16, then the next multiple of 8.
 ///
 /// Why: oneDNN (LibTorch's CPU convolutions) builds and JIT-compiles a kernel for each input
 /// shape it meets and keeps a bounded cache of them. Self-play's batches take every size from
 /// 1 to the configured batch, so unpadded they kept the CPU compiling kernels and missing that
 /// cache (a fifth of a self-play generation's time in a profile here). With buckets a run meets
-/// at most `batch / 16 + 5` shapes, and the padding costs under 16 rows a pass.
+/// at most `batch / 8 + 3` shapes, each compiled once per process. Multiples of 16 had cost
+/// 2.9% of the rows in padding in `bench search` (brandubh, batches of 200-256); multiples of
+/// 8 halve that.
 pub(crate) fn padded_batch(positions: usize) -> usize {
     if positions <= 16 {
         positions.next_power_of_two()
     } else {
-        positions.div_ceil(16) * 16
+        positions.div_ceil(8) * 8
     }
 }
 
@@ -342,12 +344,12 @@ mod tests {
     #[test]
     fn batches_are_padded_to_few_sizes_and_never_much_larger() {
         let sizes: std::collections::BTreeSet<usize> = (1..=256).map(padded_batch).collect();
-        assert_eq!(sizes.len(), 5 + 15, "{sizes:?}");
+        assert_eq!(sizes.len(), 5 + 30, "{sizes:?}");
         for b in 1..=1024 {
             let p = padded_batch(b);
-            assert!(p >= b && p < b + 16, "{b} -> {p}");
+            assert!(p >= b && p < b + 8, "{b} -> {p}");
         }
-        assert_eq!((padded_batch(1), padded_batch(3), padded_batch(17), padded_batch(256)), (1, 4, 32, 256));
+        assert_eq!((padded_batch(1), padded_batch(3), padded_batch(17), padded_batch(235), padded_batch(256)), (1, 4, 24, 240, 256));
     }
 
     /// The zero rows a batch is padded with change nothing in its own rows: a padded batch

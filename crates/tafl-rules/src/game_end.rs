@@ -15,7 +15,7 @@ use super::geometry::{Direction, Square, CELLS, STRIDE};
 use super::position::Position;
 use super::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
 use super::types::{Move, Outcome, Reason, Side};
-use super::variant::{EDGE, ESCAPE};
+use super::variant::{CORNER, EDGE, ESCAPE};
 use super::zobrist;
 
 /// How many times a position must occur for the repetition rule to end the game.
@@ -284,8 +284,10 @@ impl Position {
 /// - No moves: two opponent pieces that can each step to a neighbouring square keep a move
 ///   unless one move lands beside both. A piece is captured only by a move beside it, except
 ///   in a shieldwall; but a shieldwall's pieces have the edge behind them, an enemy in front
-///   and row pieces or brackets at their sides, so the only one that can step anywhere is the
-///   one beside the square the bracketing piece lands on.
+///   and at their sides row pieces, the square the bracketing piece lands on, or the far
+///   bracket: a mover's piece or an empty corner. So where shieldwalls exist, steps into
+///   corners are not counted (where all pieces may stop on corners, the last piece of a row
+///   could step there and still fall to a bracket landing two squares away).
 /// - Repetition: the hashes that already occurred twice with the same side to move since the
 ///   last capture; a move that captures resets the count, so the child's hash is computed as
 ///   if nothing were captured.
@@ -438,10 +440,12 @@ impl EndScreen {
     /// Finds two pieces of `side` that can each step to a neighbouring square and marks the
     /// squares beside both; false when there are not two.
     fn mark_shared_steps(&mut self, pos: &Position, side: Side) -> bool {
+        let t = &*pos.variant.tables;
+        let no_corners = pos.variant.rules.shieldwall;
         let mut found = [0usize; 2];
         let mut n = 0;
         pos.for_each_piece(side_mask(side), |i, c| {
-            let beside = |q: usize| q.abs_diff(i) == 1 || q.abs_diff(i) == STRIDE;
+            let beside = |q: usize| (q.abs_diff(i) == 1 || q.abs_diff(i) == STRIDE) && !(no_corners && t.flags[q] & CORNER != 0);
             if pos.piece_moves(i, c, beside) {
                 found[n] = i;
                 n += 1;

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use tafl_rules::ruleset::{KingArmed, KingStrength, NoMoves, Repetition, When};
+use tafl_rules::ruleset::{KingArmed, KingStrength, NoMoves, Repetition, When, Who};
 use tafl_rules::{Reason, Side};
 
 // ----- movement ------------------------------------------------------------------------
@@ -942,6 +942,26 @@ fn blocking_the_square_both_last_movable_pieces_need_wins() {
         + . . . . . +", Side::Defenders);
     play(&mut p, "b3-b6");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::NoMoves));
+}
+
+#[test]
+fn a_shieldwall_bracketed_by_a_corner_can_take_the_last_movable_pieces() {
+    // Every piece may stop on a corner: b1 can step to a1 and c1 to d1, and nothing else of
+    // the defenders can move. f1-d1 brackets b1 and c1 against the empty corner.
+    let v = variant_with("brandubh", |r| {
+        r.shieldwall = true;
+        r.corners.stop = Who::All;
+    });
+    let mut p = board(&v, "
+        + . a k d a +
+        . . . a a . .
+        . . . . . . .
+        . . . + . . .
+        . . . . . . .
+        . a a . . . .
+        + d d . . a +", Side::Attackers);
+    assert_eq!(play(&mut p, "f1-d1"), ["b1", "c1"]);
+    assert_eq!(p.outcome(), win(Side::Attackers, Reason::NoMoves));
 }
 
 #[test]

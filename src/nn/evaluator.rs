@@ -114,9 +114,9 @@ impl Forward {
 /// shape it meets and keeps a bounded cache of them. Self-play's batches take every size from
 /// 1 to the configured batch, so unpadded they kept the CPU compiling kernels and missing that
 /// cache (a fifth of a self-play generation's time in a profile here). With buckets a run meets
-/// at most `batch.div_ceil(8) + 3` shapes, each compiled once per process. Multiples of 16 had cost
-/// 2.9% of the rows in padding in `bench search` (brandubh, batches of 200-256); multiples of
-/// 8 halve that.
+/// at most `batch.div_ceil(8) + 3` shapes, each compiled once per process. Multiples of 16 had
+/// cost 2.9% of the rows in padding in `bench search` (brandubh, batches of 200-256);
+/// multiples of 8 halve that.
 pub(crate) fn padded_batch(positions: usize) -> usize {
     if positions <= 16 {
         positions.next_power_of_two()

@@ -17,8 +17,9 @@
 //!
 //! The solver: when a node is expanded, every child move that may end the game is made once to
 //! see whether it does (the rules' [`EndScreen`] clears the rest, most of them, from the
-//! destination square alone, and never clears a move that ends the game). A move that wins proves its parent won; a node whose children are all proven
-//! is proven too, and proofs propagate up the tree. Selection never enters a proven node (it
+//! destination square alone, and never clears a move that ends the game). A move that wins
+//! proves its parent won; a node whose children are all proven is proven too, and proofs
+//! propagate up the tree. Selection never enters a proven node (it
 //! backs up the exact value instead) and never picks a child proven lost for the mover, so
 //! a king one move from escape always escapes, and an escape threat is blocked when it can be.
 

@@ -64,10 +64,7 @@ impl Position {
                 return Some(Outcome::win(Side::Defenders, Reason::ExitFort));
             }
         } else {
-            let k = self.king.index() as isize;
-            let to = mv.to.index() as isize;
-            let adjacent = Direction::ALL.iter().any(|d| k + d.offset() == to);
-            if adjacent && self.king_captured(mv.to) {
+            if beside(self.king.index(), mv.to.index()) && self.king_captured(mv.to) {
                 return Some(Outcome::win(Side::Attackers, Reason::KingCaptured));
             }
             if rules.encirclement && self.encircled() {
@@ -297,7 +294,7 @@ pub struct EndScreen {
     /// Every move needs the full test.
     all: bool,
     /// Destinations after which the game may end, whatever piece moves there.
-    danger: Vec<u64>,
+    danger: Visited,
     /// Hashes that a move would bring about a third time, sorted.
     repeated: Vec<u64>,
 }
@@ -315,8 +312,7 @@ impl EndScreen {
         let t = &*pos.variant.tables;
         let rules = &pos.variant.rules;
         self.all = false;
-        self.danger.clear();
-        self.danger.resize(CELLS.div_ceil(WORD_BITS), 0);
+        self.danger = Visited::new();
         self.repeated.clear();
         let mover = pos.to_move;
         if pos.outcome.is_some() || pos.ply + 1 >= t.ply_cap {
@@ -331,7 +327,7 @@ impl EndScreen {
             }
         } else {
             for d in Direction::ALL {
-                self.mark((king as isize + d.offset()) as usize);
+                self.danger.insert((king as isize + d.offset()) as usize);
             }
             if rules.encirclement && !self.mark_path_to_edge(pos) {
                 self.all = true;
@@ -378,7 +374,7 @@ impl EndScreen {
             return true;
         }
         let to = mv.to.index();
-        if self.danger[to / WORD_BITS] & (1u64 << (to % WORD_BITS)) != 0 {
+        if self.danger.contains(to) {
             return true;
         }
         let t = &*pos.variant.tables;
@@ -399,10 +395,6 @@ impl EndScreen {
         false
     }
 
-    fn mark(&mut self, i: usize) {
-        self.danger[i / WORD_BITS] |= 1u64 << (i % WORD_BITS);
-    }
-
     /// Marks a shortest path from the king to the edge over squares free of attackers;
     /// false when there is none.
     fn mark_path_to_edge(&mut self, pos: &Position) -> bool {
@@ -420,7 +412,7 @@ impl EndScreen {
             if t.flags[s] & EDGE != 0 {
                 let mut c = s;
                 while c != k {
-                    self.mark(c);
+                    self.danger.insert(c);
                     c = parent[c] as usize;
                 }
                 return true;
@@ -445,8 +437,8 @@ impl EndScreen {
         let mut found = [0usize; 2];
         let mut n = 0;
         pos.for_each_piece(side_mask(side), |i, c| {
-            let beside = |q: usize| (q.abs_diff(i) == 1 || q.abs_diff(i) == STRIDE) && !(no_corners && t.flags[q] & CORNER != 0);
-            if pos.piece_moves(i, c, beside) {
+            let step = |q: usize| beside(i, q) && !(no_corners && t.flags[q] & CORNER != 0);
+            if pos.piece_moves(i, c, step) {
                 found[n] = i;
                 n += 1;
             }
@@ -457,12 +449,19 @@ impl EndScreen {
         }
         for d in Direction::ALL {
             let q = (found[0] as isize + d.offset()) as usize;
-            if q.abs_diff(found[1]) == 1 || q.abs_diff(found[1]) == STRIDE {
-                self.mark(q);
+            if beside(q, found[1]) {
+                self.danger.insert(q);
             }
         }
         true
     }
+}
+
+/// Whether cells `a` and `b` are orthogonal neighbours (the border columns keep a row's ends
+/// from touching the next row's).
+#[inline]
+fn beside(a: usize, b: usize) -> bool {
+    a.abs_diff(b) == 1 || a.abs_diff(b) == STRIDE
 }
 
 /// A stack of cell indices with room for every cell once, on the stack: the floods above
@@ -492,7 +491,13 @@ impl CellStack {
 const WORD_BITS: usize = u64::BITS as usize;
 
 /// A set of cells as a bitset on the stack.
+#[derive(Clone)]
 struct Visited([u64; CELLS.div_ceil(WORD_BITS)]);
+impl Default for Visited {
+    fn default() -> Visited {
+        Visited::new()
+    }
+}
 impl Visited {
     #[inline]
     fn new() -> Visited {

@@ -187,6 +187,11 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
         assert_eq!(sum, 6, "{b}");
         assert!(r["elo_low"].as_f64().unwrap() <= r["elo"].as_f64().unwrap() && r["elo"].as_f64().unwrap() <= r["elo_high"].as_f64().unwrap());
     }
+    // The fit really ran: every checkpoint after the first has an interval of some width (a
+    // failed fit used to leave every rating at 0 to 0 and still pass).
+    for r in &rows[1..] {
+        assert!(r["elo_low"].as_f64().unwrap() < r["elo_high"].as_f64().unwrap(), "{r}");
+    }
     // Two matches between neighbours, 4 games each, the newer checkpoint first.
     let m = l["matches"].as_array().unwrap();
     assert_eq!(m.len(), 2);

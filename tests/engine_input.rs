@@ -287,3 +287,21 @@ fn engine_errors_use_only_the_codes_otep_defines() {
         assert!(code == "0", "{line:?} -> {r}");
     }
 }
+
+#[test]
+fn a_position_equal_to_the_board_keeps_the_game_history() {
+    // tafl-lab's own client sends `position` after every `opponent-move` (OpenTafl's engine
+    // mode needs it). Where that is the board the engine already has, its history stays, so
+    // repetitions still count; a different board replaces the game.
+    let mut e = engine("mcts:sims=8");
+    assert!(e.handle(OT_BRANDUB).is_empty());
+    let one_move = after(OT_BRANDUB, &["d6-f6"]);
+    assert!(e.handle(&format!("opponent-move d6-f6 {one_move}")).is_empty());
+    assert_eq!(e.position().ply(), 1);
+    assert!(e.handle(&format!("position {one_move}")).is_empty());
+    assert_eq!(e.position().ply(), 1, "the same board: the history is kept");
+    assert!(legal_reply(&one(&mut e, "play defenders"), &one_move, Side::Defenders));
+    let other = after(OT_BRANDUB, &["d6-e6"]);
+    assert!(e.handle(&format!("position {other}")).is_empty());
+    assert_eq!(position_string(e.position()), other, "another board replaces the game");
+}

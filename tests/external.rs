@@ -266,3 +266,110 @@ fn an_htp_engine_client_plays_over_tcp_and_a_refusal_a_crash_and_a_stop_are_told
         other => panic!("over ended {other:?}"),
     }
 }
+
+/// tafl-lab's own OTEP engine (at 8 simulations) behind `fake-otep.sh MODE`, which refuses
+/// what it is sent at a chosen moment.
+fn fake_otep(mode: &str) -> AgentSpec {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/fake-otep.sh");
+    let engine = bin().get_program().to_string_lossy().to_string();
+    format!("otep:cmd=\"{}\",args=\"{mode} {engine} engine --sims 8\",time=5", script.display()).parse().unwrap()
+}
+
+#[test]
+fn every_refusal_of_rules_or_position_is_a_disagreement_at_any_ply() {
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    // The filter alone changes nothing: honest games end by the rules.
+    let games = play("brandubh", &fake_otep("honest"), &ours, 2);
+    for g in &games {
+        check_game("brandubh", g);
+        assert!(g.fault.is_none(), "honest game {}: {:?}", g.index, g.fault);
+    }
+    // Refused rules (before any move), a refused position after the opening plies, and a
+    // critical error there: each a disagreement, never scored. (The old client ignored an
+    // `error` after the engine's first turn and waited: the engine then lost on time, a win
+    // for tafl-lab.)
+    for (mode, refused) in [("refuse-rules", "error 0 these rules"), ("refuse-position", "error 0 cannot read"), ("critical", "error -1 internal")] {
+        let games = play("brandubh", &fake_otep(mode), &ours, 2);
+        for g in &games {
+            check_game("brandubh", g);
+            match &g.fault {
+                Some(Fault::Disagreement { side, theirs, ours, .. }) => {
+                    assert_eq!(*side, g.a_side, "{mode}");
+                    assert!(theirs.contains(refused), "{mode}: {theirs}");
+                    if mode == "refuse-rules" {
+                        assert!(ours.contains("these rules"), "{mode}: {ours}");
+                    } else {
+                        assert!(g.moves.len() >= 2 && (ours.contains("opponent-move") || ours.contains("position")), "{mode}: {ours} after {:?}", g.moves);
+                    }
+                }
+                other => panic!("{mode}: game {} ended {other:?}", g.index),
+            }
+        }
+        let s = MatchSummary::from_games(&games);
+        assert_eq!((s.games, s.disagreements, s.forfeits), (0, 2, 0), "{mode}: never scored");
+    }
+}
+
+#[test]
+fn htp_set_up_refusals_resignations_and_game_over_replies_are_scored_by_their_exact_form() {
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    // A refused board_size: the engine cannot play these rules. A disagreement, not a
+    // forfeit (the old client scored it as the engine's loss).
+    let games = play("brandubh", &fake("refuse-size"), &ours, 2);
+    for g in &games {
+        match &g.fault {
+            Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("board_size 7") && theirs.contains("not a size I play"), "{ours} / {theirs}"),
+            other => panic!("refuse-size: game {} ended {other:?}", g.index),
+        }
+    }
+    assert_eq!(MatchSummary::from_games(&games).games, 0, "not scored");
+    // A resignation is the engine's loss, on either side.
+    let games = play("brandubh", &fake("resign"), &ours, 2);
+    for g in &games {
+        match &g.fault {
+            Some(Fault::Forfeit { side, reason }) => assert!(*side == g.a_side && reason == "resigned", "{reason}"),
+            other => panic!("resign: game {} ended {other:?}", g.index),
+        }
+    }
+    let s = MatchSummary::from_games(&games);
+    assert_eq!((s.games, s.a_total().loss, s.forfeits), (2, 2, 2));
+    // Its exact game-over refusal, where tafl-lab plays on: a disagreement.
+    let games = play("brandubh", &fake("over"), &ours, 1);
+    match &games[0].fault {
+        Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("goes on") && theirs.contains("game is over"), "{ours} / {theirs}"),
+        other => panic!("over: ended {other:?}"),
+    }
+    // Any other refusal to move is its failure to move, even when it contains "over" (the old
+    // client read any such reply as a disagreement).
+    let games = play("brandubh", &fake("handover"), &ours, 1);
+    match &games[0].fault {
+        Some(Fault::Forfeit { side, reason }) => assert!(*side == games[0].a_side && reason.contains("no move to hand over"), "{reason}"),
+        other => panic!("handover: ended {other:?}"),
+    }
+}
+
+#[test]
+fn an_engine_tafl_lab_cannot_start_voids_the_game_instead_of_losing_it() {
+    // A program that exists but cannot be executed: starting it fails on tafl-lab's side of
+    // the pipe. The old client scored that as the engine's forfeit, a win for tafl-lab.
+    let dir = std::env::temp_dir().join(format!("tafl-lab-void-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cmd = dir.join("not-executable");
+    std::fs::write(&cmd, "#!/bin/sh\necho hello\n").unwrap();
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    for proto in ["otep", "htp"] {
+        let spec: AgentSpec = format!("{proto}:cmd=\"{}\",time=5", cmd.display()).parse().unwrap();
+        let games = play("brandubh", &spec, &ours, 2);
+        for g in &games {
+            match &g.fault {
+                Some(Fault::Void { side, reason }) => assert!(*side == g.a_side && reason.contains("cannot start"), "{proto}: {reason}"),
+                other => panic!("{proto}: game {} ended {other:?}", g.index),
+            }
+            assert_eq!(g.winner(), None, "a void game has no winner");
+            assert_eq!(g.ending(), "void");
+        }
+        let s = MatchSummary::from_games(&games);
+        assert_eq!((s.games, s.voids, s.forfeits, s.disagreements), (0, 2, 0, 0), "{proto}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -236,6 +236,7 @@ impl AgentSpec {
                 move_time: Duration::from_secs_f64(ExternalSpec::DEFAULT_MOVE_SECONDS),
                 game_time: None,
                 tcp: false,
+                log: None,
             }),
             _ => None,
         };

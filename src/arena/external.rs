@@ -3,11 +3,16 @@
 //!
 //! tafl-lab referees every game with its own rules. It keeps the game, sends the engine the
 //! moves it has not seen, asks for a move and checks it. What can go wrong ends the game in
-//! one of two ways ([`Fault`]):
+//! one of three ways ([`Fault`]), and only one of them is ever scored:
 //! - a **rules disagreement**: the engine plays a move tafl-lab finds illegal, refuses a move
 //!   tafl-lab found legal, reports other captures than tafl-lab's, ends the game where
 //!   tafl-lab plays on, or (HTP) shows a board that differs from tafl-lab's. It is recorded
-//!   with the position and both views and never scored: neither program is known to be wrong;
+//!   with the position and both views and never scored: neither program is known to be wrong.
+//!   Every refusal of what tafl-lab sent (OTEP `error` to `rules`, `position` or
+//!   `opponent-move`, at any ply; HTP `?` to `board_size`, `first_move` or `play`) is one;
+//! - a **void** game: tafl-lab's own side failed (its referee could not replay a move, the
+//!   engine's program could not be started, no loopback address was free). Never scored:
+//!   such a failure must not turn into a win for tafl-lab;
 //! - a **forfeit**: the engine crashes, answers nothing within its time, resigns, or prints
 //!   something that is not a move. The engine loses that game, and its process is restarted
 //!   for the next one.
@@ -58,6 +63,10 @@ pub struct ExternalSpec {
     /// HTP only: the engine is an engine client that connects to tafl-lab over TCP
     /// (`hnefatafl-text-protocol --host`), not a program that reads commands on stdin.
     pub tcp: bool,
+    /// A folder to keep a transcript of every game in (`match --engine-log DIR`): one file per
+    /// game, each line stamped with the seconds since the game began, `> ` for what tafl-lab
+    /// sent, `< ` for what the engine wrote. Not part of the agent's identity.
+    pub log: Option<PathBuf>,
 }
 
 impl ExternalSpec {
@@ -74,6 +83,8 @@ impl ExternalSpec {
 pub enum Fault {
     /// `side` lost by forfeit.
     Forfeit { side: Side, reason: String },
+    /// tafl-lab's side failed while an engine played `side`: the game is not scored.
+    Void { side: Side, reason: String },
     /// tafl-lab and the engine (playing `side`) read the rules differently at `ply`.
     Disagreement {
         side: Side,
@@ -90,11 +101,11 @@ pub enum Fault {
 
 impl Fault {
     /// The winner the fault gives: `Some(winner)` for a forfeit, `None` for a disagreement
-    /// (never scored).
+    /// or a void game (never scored).
     pub fn winner(&self) -> Option<Side> {
         match self {
             Fault::Forfeit { side, .. } => Some(side.opponent()),
-            Fault::Disagreement { .. } => None,
+            Fault::Disagreement { .. } | Fault::Void { .. } => None,
         }
     }
 
@@ -102,6 +113,7 @@ impl Fault {
     pub fn describe(&self) -> String {
         match self {
             Fault::Forfeit { side, reason } => format!("{side} forfeit: {reason}"),
+            Fault::Void { side, reason } => format!("void game (not scored; tafl-lab's side failed, engine plays {side}): {reason}"),
             Fault::Disagreement { side, ply, position, to_move, ours, theirs } => {
                 format!("rules disagreement at ply {ply} (engine plays {side}; {to_move} to move in {position}): tafl-lab: {ours}; engine: {theirs}")
             }
@@ -115,12 +127,42 @@ struct Proc {
     child: Child,
     link: Box<dyn Write + Send>,
     lines: Receiver<String>,
+    /// Where both directions are logged, when the spec asks for a transcript.
+    transcript: Transcript,
     /// The last lines the child wrote to stderr (engine clients only).
     errors: Option<Arc<Mutex<VecDeque<String>>>>,
 }
 
-/// Reads `input` line by line on a thread of its own, onto the returned channel.
-fn read_lines(input: impl Read + Send + 'static) -> Receiver<String> {
+/// The transcript file of the current game, shared by the referee (lines sent) and the
+/// reader thread (lines received); empty when no transcript is kept.
+#[derive(Clone, Default)]
+struct Transcript(Arc<Mutex<Option<(std::fs::File, Instant)>>>);
+
+impl Transcript {
+    /// Starts a new file in `dir` for the next game (its name: protocol, process id, a counter).
+    fn begin(&self, dir: &Path, protocol: Protocol, header: &str) -> Result<(), String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static GAMES: AtomicU32 = AtomicU32::new(0);
+        let n = GAMES.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{}-{}-{n:04}.log", if protocol == Protocol::Htp { "htp" } else { "otep" }, std::process::id());
+        std::fs::create_dir_all(dir).map_err(|e| format!("--engine-log {}: {e}", dir.display()))?;
+        let path = dir.join(name);
+        let mut f = std::fs::File::create(&path).map_err(|e| format!("--engine-log {}: {e}", path.display()))?;
+        let _ = writeln!(f, "# {header}");
+        *self.0.lock().expect("transcript lock") = Some((f, Instant::now()));
+        Ok(())
+    }
+
+    fn write(&self, dir: &str, line: &str) {
+        if let Some((f, t0)) = self.0.lock().expect("transcript lock").as_mut() {
+            let _ = writeln!(f, "{:9.3} {dir} {line}", t0.elapsed().as_secs_f64());
+        }
+    }
+}
+
+/// Reads `input` line by line on a thread of its own, onto the returned channel (and into
+/// `transcript` as `< ` lines).
+fn read_lines(input: impl Read + Send + 'static, transcript: Transcript) -> Receiver<String> {
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(input);
@@ -133,6 +175,7 @@ fn read_lines(input: impl Read + Send + 'static) -> Receiver<String> {
                     // A line longer than any protocol line is garbage; keep its start.
                     buf.truncate(4096);
                     let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                    transcript.write("<", &line);
                     if tx.send(line).is_err() {
                         break;
                     }
@@ -144,7 +187,7 @@ fn read_lines(input: impl Read + Send + 'static) -> Receiver<String> {
 }
 
 impl Proc {
-    fn spawn(cmd: &Path, args: &[String]) -> Result<Proc, String> {
+    fn spawn(cmd: &Path, args: &[String], transcript: Transcript) -> Result<Proc, String> {
         let mut child = Command::new(cmd)
             .args(args)
             .stdin(Stdio::piped())
@@ -153,13 +196,13 @@ impl Proc {
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", cmd.display()))?;
         let stdin = child.stdin.take().expect("piped");
-        let lines = read_lines(child.stdout.take().expect("piped"));
-        Ok(Proc { child, link: Box::new(stdin), lines, errors: None })
+        let lines = read_lines(child.stdout.take().expect("piped"), transcript.clone());
+        Ok(Proc { child, link: Box::new(stdin), lines, transcript, errors: None })
     }
 
     /// Starts an HTP engine client with `--host ADDR` and waits until `deadline` for it to
     /// connect to `ADDR:49152`, a loopback address no other game of this machine listens on.
-    fn connect(cmd: &Path, args: &[String], deadline: Instant) -> Result<Proc, String> {
+    fn connect(cmd: &Path, args: &[String], deadline: Instant, transcript: Transcript) -> Result<Proc, String> {
         let (listener, ip) = listen_on_loopback()?;
         let mut child = Command::new(cmd)
             .args(args)
@@ -172,7 +215,7 @@ impl Proc {
             .map_err(|e| format!("cannot start {}: {e}", cmd.display()))?;
         // Its stderr, kept to the last lines: a client that refuses a move says why there.
         let errors = Arc::new(Mutex::new(VecDeque::new()));
-        let err_lines = read_lines(child.stderr.take().expect("piped"));
+        let err_lines = read_lines(child.stderr.take().expect("piped"), Transcript::default());
         let keep = errors.clone();
         std::thread::spawn(move || {
             for l in err_lines {
@@ -202,11 +245,12 @@ impl Proc {
         };
         let io_err = |e: std::io::Error| format!("connection from the engine: {e}");
         stream.set_nonblocking(false).map_err(io_err)?;
-        let lines = read_lines(stream.try_clone().map_err(io_err)?);
-        Ok(Proc { child, link: Box::new(stream), lines, errors: Some(errors) })
+        let lines = read_lines(stream.try_clone().map_err(io_err)?, transcript.clone());
+        Ok(Proc { child, link: Box::new(stream), lines, transcript, errors: Some(errors) })
     }
 
     fn send(&mut self, line: &str) -> Result<(), String> {
+        self.transcript.write(">", line);
         writeln!(self.link, "{line}").and_then(|_| self.link.flush()).map_err(|_| "the engine exited".to_string())
     }
 
@@ -278,6 +322,17 @@ pub struct External {
     started: bool,
     /// The engine's time used in this game.
     used: Duration,
+    /// The current game's transcript (kept when the spec names a log folder).
+    transcript: Transcript,
+    /// When the engine last sent a move: OTEP commands wait a moment after it (see
+    /// [`External::OTEP_QUIET`]).
+    last_move_at: Option<Instant>,
+}
+
+impl External {
+    /// How long an OTEP engine's output must have been quiet since its last move before it is
+    /// sent the next command.
+    pub const OTEP_QUIET: Duration = Duration::from_millis(100);
 }
 
 /// The result of one exchange: a protocol step either works or ends the game with a fault.
@@ -308,6 +363,8 @@ impl External {
             known: Vec::new(),
             started: false,
             used: Duration::ZERO,
+            transcript: Transcript::default(),
+            last_move_at: None,
         })
     }
 
@@ -351,13 +408,19 @@ impl External {
             // An engine client plays one game and exits: each game gets a fresh one.
             self.proc = None;
         }
+        if let (true, Some(dir)) = (new_game, &self.spec.log) {
+            let header = format!("{} game, engine plays {side} from ply {}: {} {}", self.variant.name, pos.ply(), self.spec.cmd.display(), self.spec.args.join(" "));
+            self.transcript.begin(dir, self.spec.protocol, &header).map_err(|reason| Fault::Void { side, reason })?;
+        }
         if self.proc.is_none() {
+            let t = self.transcript.clone();
             let proc = if self.spec.tcp {
-                Proc::connect(&self.spec.cmd, &self.spec.args, Instant::now() + self.spec.move_time.max(Duration::from_secs(10)))
+                Proc::connect(&self.spec.cmd, &self.spec.args, Instant::now() + self.spec.move_time.max(Duration::from_secs(10)), t)
             } else {
-                Proc::spawn(&self.spec.cmd, &self.spec.args)
+                Proc::spawn(&self.spec.cmd, &self.spec.args, t)
             };
-            self.proc = Some(proc.map_err(forfeit)?);
+            // Not starting the engine, or finding no address for it, is not the engine's loss.
+            self.proc = Some(proc.map_err(|reason| Fault::Void { side, reason })?);
             self.started = false;
             if self.spec.protocol == Protocol::Otep {
                 self.await_hello(side)?;
@@ -421,13 +484,20 @@ impl External {
             Protocol::Htp => {
                 let size = self.variant.geometry.size();
                 let deadline = Instant::now() + self.spec.move_time;
-                self.htp(&format!("board_size {size}"), side, deadline)?.map_err(|e| forfeit(format!("board_size {size}: {e}")))?;
+                // A refused set-up is a disagreement about what can be played, never a forfeit.
+                let b = self.board.clone();
+                if let Err(e) = self.htp(&format!("board_size {size}"), side, deadline)? {
+                    return Err(self.disagreement(side, &b, format!("board_size {size} is these rules' board"), format!("refused it: {e}")));
+                }
                 let first = htp_role(self.board.to_move());
-                self.htp(&format!("first_move {first}"), side, deadline)?.map_err(|e| forfeit(format!("first_move: {e}")))?;
+                if let Err(e) = self.htp(&format!("first_move {first}"), side, deadline)? {
+                    return Err(self.disagreement(side, &b, format!("first_move {first}"), format!("refused it: {e}")));
+                }
                 self.htp_compare_board(side, deadline, "the start position")
             }
             Protocol::Otep => {
                 let rules = crate::rules::notation::rules_string(&self.variant).expect("checked in new");
+                self.otep_quiet();
                 self.proc().send(&format!("rules {rules}")).map_err(forfeit)
             }
         }
@@ -462,7 +532,7 @@ impl External {
             let before = self.board.clone();
             let mover = before.to_move();
             let cmd = format!("play {} {} {}", htp_role(mover), m.from, m.to);
-            let ours = self.board.play(m).map_err(|e| Fault::Forfeit { side, reason: format!("referee: {e}") })?;
+            let ours = self.board.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
             match self.htp(&cmd, side, deadline)? {
                 Err(e) => return Err(self.disagreement(side, &before, format!("{m} is legal"), format!("refused it: {e}"))),
                 Ok(text) => {
@@ -479,7 +549,9 @@ impl External {
         let reply = self.htp("generate_move", side, deadline)?;
         let text = match reply {
             Ok(t) => t,
-            Err(e) if e.contains("over") => {
+            // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
+            // GameOver`); any other refusal of generate_move is its failure to move.
+            Err(e) if e == "play: the game is already over" => {
                 let status = self.htp("final_status", side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }
@@ -532,7 +604,7 @@ impl External {
         for &m in &history[self.known.len()..] {
             let before = self.board.clone();
             let cmd = format!("play {} {} {}", htp_role(before.to_move()), m.from, m.to);
-            self.board.play(m).map_err(|e| Fault::Forfeit { side, reason: format!("referee: {e}") })?;
+            self.board.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
             self.known.push(m);
             last_sent = Some((m, before));
             if let Err(e) = self.proc().send(&cmd) {
@@ -616,6 +688,15 @@ impl External {
         }
     }
 
+    /// OpenTafl sends its move before it plays it on its own board: a command that comes at
+    /// once can land on the board before that move. Waits until its output has been quiet for
+    /// [`External::OTEP_QUIET`] since its last move.
+    fn otep_quiet(&self) {
+        if let Some(t) = self.last_move_at {
+            std::thread::sleep((t + External::OTEP_QUIET).saturating_duration_since(Instant::now()));
+        }
+    }
+
     fn otep_turn(&mut self, history: &[Move], side: Side, deadline: Instant, budget: Duration) -> Step<Move> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
         let unseen = &history[self.known.len()..];
@@ -623,35 +704,51 @@ impl External {
         // other gap (an opening played before the engine's first turn) is a `position`.
         let mut start = self.board.clone();
         for &m in unseen {
-            start.play(m).map_err(|e| forfeit(format!("referee: {e}")))?;
+            start.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
         }
-        let line = match unseen {
-            [m] if self.board.to_move() != side => format!("opponent-move {m} {}", position_string(&start)),
-            [] => String::new(),
-            _ => format!("position {}", position_string(&start)),
-        };
+        // Every turn ends with the whole board as `position`, even after an `opponent-move`
+        // that carries it: OpenTafl's engine mode reads only the move of an `opponent-move`,
+        // drops it without a word when its own board finds it illegal, and then plays on a
+        // board of its own (docs/engines.md). The `opponent-move` before it keeps the engine's
+        // game history (repetitions) where the boards agree.
+        let board = position_string(&start);
+        let mut lines = Vec::new();
+        if let ([m], true) = (unseen, self.board.to_move() != side) {
+            lines.push(format!("opponent-move {m} {board}"));
+        }
+        lines.push(format!("position {board}"));
+        // What the engine is told this turn, for the report of a refusal.
+        let told = if self.known.is_empty() { format!("these rules and {:?}", lines.join("; ")) } else { format!("{:?}", lines.join("; ")) };
         self.board = start;
         self.known.extend_from_slice(unseen);
         let timed = self.spec.game_time.is_some();
+        self.otep_quiet();
         let p = self.proc();
-        if !line.is_empty() {
-            p.send(&line).map_err(forfeit)?;
+        for line in &lines {
+            p.send(line).map_err(forfeit)?;
         }
         p.send(&format!("play {}", side.name())).map_err(forfeit)?;
         if timed {
             let ms = budget.as_millis();
             p.send(&format!("clock {ms} {ms} 0 0 0")).map_err(forfeit)?;
         }
-        let first = self.known.is_empty();
         let text = loop {
             let l = self.proc().recv(deadline).map_err(forfeit)?;
             let mut words = l.split_whitespace();
             match (words.next(), words.next()) {
-                (Some("move"), Some(m)) => break m.to_string(),
-                (Some("error"), Some("-1")) => return Err(forfeit(format!("engine error: {l}"))),
-                (Some("error"), Some(_)) if first => {
+                (Some("move"), Some(m)) => {
+                    self.last_move_at = Some(Instant::now());
+                    break m.to_string();
+                }
+                // A Java engine whose search thread died (OpenTafl's does, printing the trace
+                // on stdout) would never answer: its forfeit now, with the trace's first line.
+                (Some("Exception"), Some("in")) => return Err(forfeit(format!("the engine crashed: {l}"))),
+                // An engine answers nothing but errors to what it is sent: whatever the code
+                // and whatever the ply, an `error` refuses the rules, the position or the
+                // opponent's move tafl-lab sent. A disagreement, never scored.
+                (Some("error"), _) => {
                     let b = self.board.clone();
-                    return Err(self.disagreement(side, &b, "these rules".into(), format!("refused them: {l}")));
+                    return Err(self.disagreement(side, &b, format!("the engine takes {told}"), format!("refused it: {l}")));
                 }
                 _ => {} // status, analysis, simple-moves, rules echoes: not moves
             }

@@ -32,7 +32,7 @@ pub struct GameResult {
 
 impl GameResult {
     /// The game's winner: `Some(None)` for a draw, `None` for a game that is not scored (a
-    /// rules disagreement). A forfeit is a win for the other side.
+    /// rules disagreement or a void game). A forfeit is a win for the other side.
     pub fn winner(&self) -> Option<Option<Side>> {
         match (&self.outcome, &self.fault) {
             (Some(o), _) => Some(o.winner),
@@ -50,11 +50,12 @@ impl GameResult {
         })
     }
 
-    /// How the game ended, in words: the rules' reason, `forfeit` or `disagreement`.
+    /// How the game ended, in words: the rules' reason, `forfeit`, `void` or `disagreement`.
     pub fn ending(&self) -> &'static str {
         match (&self.outcome, &self.fault) {
             (Some(o), _) => o.reason.name(),
             (None, Some(Fault::Forfeit { .. })) => "forfeit",
+            (None, Some(Fault::Void { .. })) => "void",
             _ => "disagreement",
         }
     }
@@ -74,9 +75,9 @@ impl Wdl {
     }
 }
 
-/// A match summed up from A's view. Rules disagreements are counted apart and not scored:
-/// `games` and the W-D-L counts cover scored games only; forfeits are scored as losses of
-/// the side that forfeited.
+/// A match summed up from A's view. Rules disagreements and void games are counted apart and
+/// not scored: `games` and the W-D-L counts cover scored games only; forfeits are scored as
+/// losses of the side that forfeited.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MatchSummary {
     pub games: u32,
@@ -89,6 +90,8 @@ pub struct MatchSummary {
     pub forfeits: u32,
     /// Games ended by a rules disagreement (not scored).
     pub disagreements: u32,
+    /// Games voided because tafl-lab's own side failed (not scored).
+    pub voids: u32,
 }
 
 impl MatchSummary {
@@ -106,7 +109,8 @@ impl MatchSummary {
             }
         }
         s.forfeits = games.iter().filter(|g| matches!(g.fault, Some(Fault::Forfeit { .. }))).count() as u32;
-        s.disagreements = (games.len() - scored.len()) as u32;
+        s.disagreements = games.iter().filter(|g| matches!(g.fault, Some(Fault::Disagreement { .. }))).count() as u32;
+        s.voids = games.iter().filter(|g| matches!(g.fault, Some(Fault::Void { .. }))).count() as u32;
         s.a_score = points / scored.len().max(1) as f64;
         s.mean_plies = scored.iter().map(|g| g.moves.len() as f64).sum::<f64>() / scored.len().max(1) as f64;
         s

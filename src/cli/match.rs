@@ -44,6 +44,11 @@ pub struct MatchArgs {
     /// Write every game's moves to this file (a comment line, then the moves), rewritten as each game finishes, so a match stopped early keeps the games it finished.
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Keep a transcript of every game an external engine (htp:, otep:) plays in this folder:
+    /// one file per game, every line both ways with its time, for finding out who was at
+    /// fault when a game ends in a disagreement, a forfeit or a hang.
+    #[arg(long, value_name = "DIR")]
+    pub engine_log: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -72,8 +77,14 @@ fn write_record(path: &std::path::Path, variant: &str, a: &AgentSpec, games: &[a
 
 pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&m.variant)?);
-    let a = super::parse_agent("--a", &m.a, &m.device)?;
-    let b = super::parse_agent("--b", &m.b, &m.device)?;
+    let mut a = super::parse_agent("--a", &m.a, &m.device)?;
+    let mut b = super::parse_agent("--b", &m.b, &m.device)?;
+    if let Some(dir) = &m.engine_log {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow!("--engine-log {}: {e}", dir.display()))?;
+        for ext in [&mut a, &mut b].into_iter().filter_map(|s| s.external.as_mut()) {
+            ext.log = Some(dir.clone());
+        }
+    }
     if m.games == 0 {
         bail!("--games: must be at least 1");
     }
@@ -159,6 +170,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             "mean_plies": s.mean_plies,
             "forfeits": s.forfeits,
             "disagreements": s.disagreements,
+            "voids": s.voids,
             "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
             "elo": elo,
             "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
@@ -178,10 +190,20 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             wdl_text(s.a_as_defenders),
             s.mean_plies,
         )?;
-        if s.forfeits + s.disagreements > 0 {
-            writeln!(out, "{} forfeits (scored as losses), {} rules disagreements (not scored; see --json or --record)", s.forfeits, s.disagreements)?;
+        if s.forfeits + s.disagreements + s.voids > 0 {
+            writeln!(
+                out,
+                "{} forfeits (scored as losses), {} rules disagreements and {} void games (not scored; see --json or --record)",
+                s.forfeits, s.disagreements, s.voids
+            )?;
         }
-        writeln!(out, "Elo difference (A - B): {:+.0} (95% interval {:+.0} to {:+.0})", elo.elo, elo.low, elo.high)?;
+        writeln!(
+            out,
+            "Elo difference (A - B): {:+.0} (95% interval {} to {})",
+            elo.elo,
+            tafl_lab::stats::EloEstimate::bound_text(elo.low),
+            tafl_lab::stats::EloEstimate::bound_text(elo.high)
+        )?;
         if let Some((sp, llr, lo, hi, d)) = sprt_result {
             let verdict = match d {
                 SprtDecision::AcceptH1 => format!("H1 accepted: A is at least {} Elo stronger", sp.elo1),

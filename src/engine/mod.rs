@@ -236,6 +236,11 @@ impl Engine {
         }
     }
 
+    /// The game as the engine knows it (its history counts repetitions).
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
     /// Handles one command line and returns the replies.
     pub fn handle(&mut self, line: &str) -> Vec<String> {
         let (cmd, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, r)| (c, r.trim()));
@@ -316,6 +321,10 @@ impl Engine {
         let record = text.split_whitespace().next().unwrap_or("");
         let to_move = self.side.unwrap_or(self.position.to_move());
         match parse_position(self.variant.clone(), record, to_move) {
+            // The board we already have (a host that sends `position` after every
+            // `opponent-move`, as tafl-lab's own client does): keep the game's history, so
+            // that repetitions still count.
+            Ok(p) if p.to_move() == self.position.to_move() && sorted(p.pieces()) == sorted(self.position.pieces()) => Vec::new(),
             Ok(p) => {
                 self.position = p;
                 self.before_our_move = None;

@@ -377,7 +377,7 @@ pub fn sample_games(jobs: &[BalanceJob], rows: &[BalanceRow], results: &[Vec<Gam
     let mut out = Vec::new();
     for (i, ((job, row), games)) in jobs.iter().zip(rows).zip(results).enumerate() {
         let mut endings: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
-        endings.extend(["forfeit", "disagreement"]);
+        endings.extend(["forfeit", "void", "disagreement"]);
         let mut picked: Vec<usize> = endings.iter().filter_map(|e| games.iter().position(|g| g.ending() == *e)).collect();
         for k in 0..games.len() {
             if picked.len() >= per_row.max(1) {

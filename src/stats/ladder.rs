@@ -9,7 +9,7 @@
 //! neighbours, and the fit chains the gaps with honest intervals.
 
 use super::balance::{BalanceJob, BalanceRow, HumanRef};
-use super::elo::{fit_ratings, PairResult};
+use super::elo::{fit_ratings, FitError, PairResult};
 use super::plot::{self, Chart, PlotError, Series};
 use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
 use crate::fsio::atomic_write;
@@ -52,6 +52,16 @@ pub struct Ladder {
     pub human: Option<HumanRef>,
 }
 
+/// Why a ladder could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum LadderError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The joint Elo fit failed: no ratings rather than ratings of 0 that look measured.
+    #[error("ladder Elo fit over {matches} matches: {source}")]
+    Fit { matches: usize, source: FitError },
+}
+
 /// What to measure: `checkpoints` (generation, model file) in order, `agent` the spec each
 /// model plays with (its model replaced).
 pub struct LadderJob<'a> {
@@ -82,7 +92,10 @@ pub fn pick_generations(available: &[u64], every: u64) -> Vec<u64> {
 
 /// Plays the ladder: self-play per checkpoint, then a match between each pair of neighbours;
 /// `on_game` is called as each game finishes.
-pub fn measure(job: &LadderJob<'_>, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Ladder, AgentError> {
+///
+/// # Errors
+/// An agent that cannot be built, or a joint Elo fit that fails ([`LadderError::Fit`]).
+pub fn measure(job: &LadderJob<'_>, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Ladder, LadderError> {
     let spec = |path: &Path| AgentSpec { model: Some(path.to_path_buf()), ..job.agent.clone() };
     let mut rows = Vec::new();
     for (g, path) in &job.checkpoints {
@@ -99,24 +112,38 @@ pub fn measure(job: &LadderJob<'_>, on_game: &(dyn Fn(&GameResult) + Sync)) -> R
             let t = MatchSummary::from_games(&results).a_total();
             matches.push(LadderMatch { a: w[1].0, b: w[0].0, wins: t.win, draws: t.draw, losses: t.loss });
         }
-        fit(&mut rows, &matches);
+        fit(&mut rows, &matches)?;
     }
     let human = rows.first().and_then(|r| r.balance.human.clone());
     Ok(Ladder { variant: job.variant.name.clone(), run_dir: job.run_dir.display().to_string(), agent: job.agent.to_string(), rows, matches, human })
 }
 
-/// Fills each row's Elo from one joint fit of `matches` (one virtual draw per pair as the
-/// prior, so a clean sweep still has a finite rating), shifted so the first row is 0.
-fn fit(rows: &mut [LadderRow], matches: &[LadderMatch]) {
-    let index = |g: u64| rows.iter().position(|r| r.generation == g).expect("matches are between rows");
-    let results: Vec<PairResult> = matches.iter().map(|m| PairResult::new(index(m.a), index(m.b), m.wins, m.draws, m.losses)).collect();
-    let Ok(f) = fit_ratings(rows.len(), &results, 1.0) else { return };
-    for i in 0..rows.len() {
-        let d = f.difference(i, 0);
-        rows[i].elo = d.elo;
-        rows[i].elo_low = if i == 0 { 0.0 } else { d.low };
-        rows[i].elo_high = if i == 0 { 0.0 } else { d.high };
+/// Fills each row's Elo from [`ratings`].
+fn fit(rows: &mut [LadderRow], matches: &[LadderMatch]) -> Result<(), LadderError> {
+    let generations: Vec<u64> = rows.iter().map(|r| r.generation).collect();
+    for (row, e) in rows.iter_mut().zip(ratings(&generations, matches)?) {
+        (row.elo, row.elo_low, row.elo_high) = (e.elo, e.low, e.high);
     }
+    Ok(())
+}
+
+/// Each generation's Elo from one joint fit of `matches` (one virtual draw per pair as the
+/// prior, so a clean sweep still has a finite rating), shifted so the first is 0 (with an
+/// interval of 0 to 0). A fit that fails is an error, never ratings left at 0.
+fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<super::EloEstimate>, LadderError> {
+    let index = |g: u64| generations.iter().position(|&x| x == g).expect("matches are between rows");
+    let results: Vec<PairResult> = matches.iter().map(|m| PairResult::new(index(m.a), index(m.b), m.wins, m.draws, m.losses)).collect();
+    let f = fit_ratings(generations.len(), &results, 1.0).map_err(|source| LadderError::Fit { matches: matches.len(), source })?;
+    Ok((0..generations.len())
+        .map(|i| {
+            let d = f.difference(i, 0);
+            if i == 0 {
+                super::EloEstimate { elo: d.elo, low: 0.0, high: 0.0 }
+            } else {
+                d
+            }
+        })
+        .collect())
 }
 
 /// The Markdown table of a ladder.
@@ -192,5 +219,19 @@ mod tests {
         assert_eq!(pick_generations(&[0, 1, 2, 3, 4, 5], 3), vec![0, 3, 5]);
         assert_eq!(pick_generations(&[2, 4], 0), vec![2, 4]);
         assert!(pick_generations(&[], 2).is_empty());
+    }
+
+    #[test]
+    fn ratings_come_from_the_fit_or_not_at_all() {
+        let m = |a, b, wins, losses| LadderMatch { a, b, wins, draws: 0, losses };
+        // Generation 2 swept generation 0: rated above it, with an interval of some width.
+        let r = ratings(&[0, 2], &[m(2, 0, 4, 0)]).unwrap();
+        assert_eq!((r[0].elo, r[0].low, r[0].high), (0.0, 0.0, 0.0));
+        assert!(r[1].elo > 0.0 && r[1].low < r[1].elo && r[1].elo < r[1].high, "{:?}", r[1]);
+        // A fit that cannot be made (a checkpoint matched against itself) is an error, not a
+        // row of zeros.
+        let e = ratings(&[0, 2], &[m(2, 2, 3, 1)]).unwrap_err();
+        assert!(matches!(e, LadderError::Fit { matches: 1, .. }), "{e}");
+        assert!(e.to_string().starts_with("ladder Elo fit over 1 matches:"), "{e}");
     }
 }

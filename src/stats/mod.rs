@@ -22,12 +22,7 @@ pub fn wilson(successes: u64, n: u64, z: f64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
-    let (n, p) = (n as f64, successes as f64 / n as f64);
-    let z2 = z * z;
-    let denom = 1.0 + z2 / n;
-    let center = (p + z2 / (2.0 * n)) / denom;
-    let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    ((center - half).max(0.0), (center + half).min(1.0))
+    wilson_f(successes as f64 / n as f64, n as f64, z)
 }
 
 /// Expected score of a player `elo` points stronger (logistic model).
@@ -56,7 +51,8 @@ fn score_stats(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
     (n, s, var)
 }
 
-/// Elo difference with a 95% interval (normal approximation on the trinomial score).
+/// Elo difference with a 95% interval. `low` and `high` may be infinite: a match one side swept
+/// cannot bound how much stronger the sweeper is (JSON writes an infinite bound as `null`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct EloEstimate {
     pub elo: f64,
@@ -64,16 +60,61 @@ pub struct EloEstimate {
     pub high: f64,
 }
 
-pub fn elo_interval(w: u64, d: u64, l: u64) -> EloEstimate {
-    let (n, _, var) = score_stats(w, d, l);
-    let games = (w + d + l) as u32;
-    let s = (w as f64 + 0.5 * d as f64) / games.max(1) as f64;
-    let half = Z95 * (var / n).sqrt();
-    EloEstimate {
-        elo: elo_from_score(s, games),
-        low: elo_from_score((s - half).max(0.0), games),
-        high: elo_from_score((s + half).min(1.0), games),
+impl EloEstimate {
+    /// "+52 (95% interval -114 to +inf)"-style text of one bound: a sign, no decimals, and
+    /// `inf` for an unbounded end.
+    pub fn bound_text(x: f64) -> String {
+        if x.is_infinite() {
+            if x > 0.0 { "+inf".into() } else { "-inf".into() }
+        } else {
+            format!("{x:+.0}")
+        }
     }
+}
+
+/// Elo difference implied by a score in [0, 1], infinite at 0 and 1 (for interval bounds).
+fn elo_of_bound(s: f64) -> f64 {
+    if s <= 0.0 {
+        f64::NEG_INFINITY
+    } else if s >= 1.0 {
+        f64::INFINITY
+    } else {
+        -400.0 * (1.0 / s - 1.0).log10() + 0.0
+    }
+}
+
+/// Elo difference of a match of `w` wins, `d` draws and `l` losses, with a 95% interval.
+///
+/// The interval is the Wilson score interval of the score mapped through the logistic Elo
+/// curve, so it stays honest at the ends: a 2-0 sweep gives about -114 to +inf, which includes
+/// 0, where a normal approximation would give an interval that ends at the estimate. Draws
+/// shrink the score's variance; the Wilson interval is taken over the effective number of
+/// games `n s (1 - s) / var` (the number of win/loss games with the same variance), which is
+/// `n` when there are no draws and when the score is 0 or 1. The point estimate is the
+/// score's Elo with a sweep pulled in by half a game ([`elo_from_score`]).
+pub fn elo_interval(w: u64, d: u64, l: u64) -> EloEstimate {
+    let games = w + d + l;
+    if games == 0 {
+        return EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY };
+    }
+    let n = games as f64;
+    let s = (w as f64 + 0.5 * d as f64) / n;
+    let var = (w as f64 * (1.0 - s).powi(2) + d as f64 * (0.5 - s).powi(2) + l as f64 * s.powi(2)) / n;
+    let n_eff = if s > 0.0 && s < 1.0 && var > 0.0 { n * s * (1.0 - s) / var } else { n };
+    let (lo, hi) = wilson_f(s, n_eff, Z95);
+    EloEstimate { elo: elo_from_score(s, games as u32), low: elo_of_bound(lo), high: elo_of_bound(hi) }
+}
+
+/// [`wilson`] for a proportion `p` over a (possibly fractional) number of trials `n > 0`.
+fn wilson_f(p: f64, n: f64, z: f64) -> (f64, f64) {
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denom;
+    let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    // At p = 0 or 1 one bound is exactly 0 or 1; rounding must not move it inside.
+    let low = if p <= 0.0 { 0.0 } else { (center - half).max(0.0) };
+    let high = if p >= 1.0 { 1.0 } else { (center + half).min(1.0) };
+    (low, high)
 }
 
 /// Sequential probability ratio test between Elo `elo0` (H0) and `elo1` (H1), with error
@@ -220,14 +261,41 @@ mod tests {
     }
 
     #[test]
-    fn elo_interval_brackets_the_estimate() {
-        // 60 wins, 20 draws, 20 losses: score 0.7, +147.2 Elo.
-        let e = elo_interval(60, 20, 20);
-        assert!((e.elo - 147.19).abs() < 0.01);
-        assert!(e.low < e.elo && e.elo < e.high);
-        // Score standard error: sqrt(var/n) with var = 0.6*0.09 + 0.2*0.04 + 0.2*0.49 = 0.16.
-        let half = Z95 * (0.16f64 / 100.0).sqrt();
-        assert!((e.low - elo_from_score(0.7 - half, 100)).abs() < 1e-9);
+    fn elo_intervals_by_hand() {
+        // Each bound by hand: Wilson (z = 1.95996) on the score over n games, then
+        // Elo = 400 log10(p / (1 - p)).
+        let close = |a: f64, b: f64| (a - b).abs() < 0.2;
+        // 2-0: Wilson (2 / 5.8415, 1) = (0.34238, 1): -113.4 to +inf; the estimate pulls the
+        // sweep in by half a game (score 0.75, +190.8). The interval includes 0.
+        let e = elo_interval(2, 0, 0);
+        assert!(close(e.low, -113.4) && e.high == f64::INFINITY && close(e.elo, 190.8), "{e:?}");
+        assert!(e.low < 0.0 && e.low < e.elo && e.elo < e.high);
+        // 10-0: (10 / 13.8415, 1) = (0.72247, 1): +166.2 to +inf.
+        let e = elo_interval(10, 0, 0);
+        assert!(close(e.low, 166.2) && e.high == f64::INFINITY, "{e:?}");
+        // 0-10 is its mirror.
+        let e = elo_interval(0, 0, 10);
+        assert!(close(e.high, -166.2) && e.low == f64::NEG_INFINITY, "{e:?}");
+        // 7-3: centre (0.7 + 0.19207) / 1.38415 = 0.64449, half 1.41600 * sqrt(0.021 +
+        // 0.0096037) = 0.24771: (0.39678, 0.89221), -72.8 to +367.2; estimate +147.2.
+        let e = elo_interval(7, 0, 3);
+        assert!(close(e.low, -72.8) && close(e.high, 367.2) && close(e.elo, 147.2), "{e:?}");
+        // 50-50: (0.40383, 0.59617): -67.7 to +67.7 around 0.
+        let e = elo_interval(50, 0, 50);
+        assert!(close(e.low, -67.7) && close(e.high, 67.7) && e.elo == 0.0, "{e:?}");
+        // Draws narrow it: 60-20-20 (score 0.7, var 0.16) is as wide as 131.25 win/loss games.
+        let with_draws = elo_interval(60, 20, 20);
+        let (lo, hi) = wilson_f(0.7, 100.0 * 0.21 / 0.16, Z95);
+        assert!((with_draws.low - elo_of_bound(lo)).abs() < 1e-9 && (with_draws.high - elo_of_bound(hi)).abs() < 1e-9);
+        let no_draws = elo_interval(70, 0, 30);
+        assert!(with_draws.high - with_draws.low < no_draws.high - no_draws.low);
+        // No games: nothing is known.
+        let e = elo_interval(0, 0, 0);
+        assert!(e.low == f64::NEG_INFINITY && e.high == f64::INFINITY);
+        assert_eq!(EloEstimate::bound_text(f64::INFINITY), "+inf");
+        assert_eq!(EloEstimate::bound_text(-113.6), "-114");
+        // An infinite bound is written as null in JSON.
+        assert_eq!(serde_json::to_value(elo_interval(2, 0, 0)).unwrap()["high"], serde_json::Value::Null);
     }
 
     #[test]
@@ -250,8 +318,6 @@ mod tests {
         // Identical results stay finite and accumulate evidence with more games.
         assert!(s.llr(4, 0, 0).is_finite() && s.llr(40, 0, 0) > s.llr(4, 0, 0) && s.llr(4, 0, 0) > 0.0);
         assert!(s.llr(0, 0, 40) < 0.0);
-        let e = elo_interval(8, 0, 0);
-        assert!(e.low < e.elo && e.elo == e.high && e.low > 0.0, "{e:?}");
     }
 
     #[test]

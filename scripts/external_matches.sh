@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Reproduces the README's Copenhagen matches against hnefatafl-copenhagen 6.4.1 (its depth-4
-# alpha-beta AI on stdin, and its monte-carlo AI as an engine client over TCP, 2 s a move):
-# the shipped model (az, 64 simulations) and random-rollout MCTS (400 simulations), in
-# two-game pieces (one game with each side) with seeds 1, 2, ..., one JSON summary and one
-# record per piece in OUT_DIR. Finished pieces are skipped, so it resumes where it stopped.
-# The model runs in fp32 (precision=fp32), as it did for every piece measured before bf16
-# inference existed; bf16 against fp32 scored 50% over 100 Copenhagen games.
+# Reproduces the Copenhagen matches of docs/results/external-matches.md against
+# hnefatafl-copenhagen 6.4.1 (its depth-4 alpha-beta AI on stdin, and its monte-carlo AI as an
+# engine client over TCP, 2 s a move): the shipped model (az, 64 simulations) and
+# random-rollout MCTS (400 simulations), in two-game pieces (one game with each side) with
+# seeds 1, 2, ..., one JSON summary and one record per piece in OUT_DIR. Finished pieces are
+# skipped, so it resumes where it stopped. The model runs in fp32 (precision=fp32), as it did
+# for every piece measured before bf16 inference existed; bf16 against fp32 scored 50% over
+# 100 Copenhagen games.
 # Usage: scripts/external_matches.sh OUT_DIR [PIECES (default 10)] [MATCHUP ...]
 #   PIECES: N for seeds 1..N, or a list of seeds with at least one comma (2,6,7; one seed: 9,).
 #   Several runners may share a folder: each piece is locked (PIECE.lock) while it runs.

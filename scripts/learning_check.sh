@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Reproduces the README's learning record: trains the default brandubh config from scratch
-# (its 60-minute budget) in a new run directory, then scores the final model at 64
-# simulations against mcts:sims=400 and against random, 200 games each with the sides split
-# evenly, and writes the learning curve (RUN_DIR/report/learning.md and plots).
+# Reproduces the learning record in docs/results/brandubh-default-run.md: trains the default
+# brandubh config from scratch (its 60-minute budget) in a new run directory, then scores the
+# final model at 64 simulations against mcts:sims=400 and against random, 200 games each with
+# the sides split evenly, and writes the learning curve (RUN_DIR/report/learning.md and
+# plots).
 # Usage: scripts/learning_check.sh [RUN_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -63,7 +63,7 @@ pub fn parse_device(s: &str) -> Result<Device, NnError> {
 ///
 /// bf16 keeps fp32's range with an 8-bit mantissa: priors and values move in the third
 /// significant digit, far below what a few hundred simulations resolve, while CPUs with
-/// AVX-512 BF16 or AMX run the convolutions 1.8-4x faster (measured in the README).
+/// AVX-512 BF16 or AMX run the convolutions 1.8-4x faster (measured in docs/performance.md).
 /// Elsewhere bf16 is emulated and slower, so `auto` picks it only where the CPU has it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -81,7 +81,7 @@ impl SelfPlaySection {
     /// One worker per core, each running its network on its own core with one torch thread,
     /// is what serves a CPU best: two independent single-threaded forward passes did 1.2x the
     /// evaluations of one two-threaded pass on the 2-core build machine, because a small
-    /// network's layers split poorly across threads (README, "Self-play throughput").
+    /// network's layers split poorly across threads (docs/performance.md, "Self-play throughput").
     pub fn workers(&self, cores: usize) -> usize {
         if self.threads == 0 {
             cores.max(1)

@@ -286,8 +286,9 @@ fn every_refusal_of_rules_or_position_is_a_disagreement_at_any_ply() {
     }
     // Refused rules (before any move), a refused position after the opening plies, and a
     // critical error there: each a disagreement, never scored. (The old client ignored an
-    // `error` after the engine's first turn and waited: the engine then lost on time, a win
-    // for tafl-lab.)
+    // `error` after the engine's first turn and read on: an engine that then said nothing
+    // lost on time, a win for tafl-lab; this one plays on from the board it had, and the game
+    // ended on a move tafl-lab found illegal. A critical error was the engine's forfeit.)
     for (mode, refused) in [("refuse-rules", "error 0 these rules"), ("refuse-position", "error 0 cannot read"), ("critical", "error -1 internal")] {
         let games = play("brandubh", &fake_otep(mode), &ours, 2);
         for g in &games {

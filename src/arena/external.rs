@@ -551,7 +551,7 @@ impl External {
             Ok(t) => t,
             // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
             // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if e == "play: the game is already over" => {
+            Err(e) if e.contains("over") => {
                 let status = self.htp("final_status", side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }
@@ -746,6 +746,7 @@ impl External {
                 // An engine answers nothing but errors to what it is sent: whatever the code
                 // and whatever the ply, an `error` refuses the rules, the position or the
                 // opponent's move tafl-lab sent. A disagreement, never scored.
+                (Some("error"), Some("-1")) => return Err(forfeit(format!("engine error: {l}"))),
                 (Some("error"), _) => {
                     let b = self.board.clone();
                     return Err(self.disagreement(side, &b, format!("the engine takes {told}"), format!("refused it: {l}")));

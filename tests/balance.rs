@@ -43,6 +43,8 @@ fn balance_writes_reports_whose_counts_add_up() {
         let hist: u64 = row["length_histogram"].as_array().unwrap().iter().map(|b| b[2].as_u64().unwrap()).sum();
         assert_eq!(hist, 6);
         assert!((row["human"]["defenders_win"].as_f64().unwrap() - 0.595).abs() < 1e-9, "human figures beside ours");
+        // Provenance: the agent's canonical spec; random-rollout MCTS loads no model.
+        assert_eq!(row["provenance"], serde_json::json!({"spec": format!("mcts:sims={sims}"), "models": []}));
     }
     let csv = std::fs::read_to_string(d.join("balance.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3);
@@ -74,6 +76,8 @@ fn rule_tweaks_are_named_and_runs_compare() {
     // accuracy), not significant. (The real runs are all defender wins, where p = 1 exactly
     // whatever the test computes, so they would not show a wrong formula.)
     let mut mixed = rows(&plain);
+    // A row written before provenance was recorded still reads.
+    assert!(mixed[0].as_object_mut().unwrap().remove("provenance").is_some());
     mixed[0]["games"] = 100.into();
     mixed[0]["defenders_win"] = 60.into();
     mixed[0]["defenders_rate"] = 0.6.into();
@@ -183,6 +187,12 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
     assert_eq!(rows.iter().map(|r| r["generation"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 2, 3]);
     for r in rows {
         let b = &r["balance"];
+        // Provenance: each checkpoint's file and the sha256 of its bytes.
+        use sha2::{Digest, Sha256};
+        let file = run_dir.join("models").join(format!("{:06}.safetensors", r["generation"].as_u64().unwrap()));
+        let sha = format!("{:x}", Sha256::digest(std::fs::read(&file).unwrap()));
+        assert_eq!(b["provenance"]["models"], serde_json::json!([{"path": file.to_str().unwrap(), "sha256": sha}]), "{b}");
+        assert!(b["provenance"]["spec"].as_str().unwrap().starts_with(&format!("az:model={},sims=4", file.display())), "{b}");
         let sum = b["attackers_win"].as_u64().unwrap() + b["defenders_win"].as_u64().unwrap() + b["draws"].as_u64().unwrap();
         assert_eq!(sum, 6, "{b}");
         assert!(r["elo_low"].as_f64().unwrap() <= r["elo"].as_f64().unwrap() && r["elo"].as_f64().unwrap() <= r["elo_high"].as_f64().unwrap());

@@ -186,6 +186,18 @@ fn network_agents_load_a_model_and_search() {
     }
     let v = json_of(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={m},sims=8,device=cpu"), "--b", "random", "--games", "2", "--json", "--quiet"]));
     assert_eq!(v["games"], 2);
+    // Provenance: each agent's canonical spec and the sha256 of the file its model loaded.
+    use sha2::{Digest, Sha256};
+    let sha = format!("{:x}", Sha256::digest(std::fs::read(&model).unwrap()));
+    assert_eq!(v["provenance"]["a"]["spec"], format!("gumbel:model={m},sims=8,device=cpu"), "{v}");
+    assert_eq!(v["provenance"]["a"]["models"], serde_json::json!([{"path": m, "sha256": sha}]), "{v}");
+    assert_eq!(v["provenance"]["b"], serde_json::json!({"spec": "random", "models": []}), "{v}");
+    // A directory resolves as the loader resolves it: to its model.safetensors.
+    std::fs::copy(&model, dir.join("model.safetensors")).unwrap();
+    let d = dir.to_str().unwrap();
+    let v = json_of(&run(&["match", "--variant", "brandubh", "--a", "mcts:sims=2", "--b", &format!("az:model={d},sims=2,device=cpu"), "--games", "2", "--json", "--quiet"]));
+    assert_eq!(v["provenance"]["a"]["models"], serde_json::json!([]));
+    assert_eq!(v["provenance"]["b"]["models"], serde_json::json!([{"path": dir.join("model.safetensors").to_str().unwrap(), "sha256": sha}]), "{v}");
 }
 
 #[test]

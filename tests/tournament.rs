@@ -1,5 +1,6 @@
 //! `tafl-lab tournament`: the files it writes agree with each other, a rerun resumes without
-//! replaying finished pairings, and a folder holding another tournament is refused.
+//! replaying finished pairings (unless a model file changed), and a folder holding another
+//! tournament is refused.
 
 mod common;
 
@@ -125,6 +126,89 @@ fn a_round_robin_writes_consistent_files_and_resumes() {
     let o = run(&["tournament", "--variant", "tablut", "--agents", AGENTS, "--games", "4", "--seed", "3", "--out", out.to_str().unwrap(), "--quiet"]);
     fails_with(&o, "different variant");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The sha256 of a file, computed here (not by tafl-lab).
+fn sha256(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+#[test]
+fn a_model_replaced_in_place_replays_its_pairings_and_only_those() {
+    let root = scratch("tournament-provenance");
+    std::fs::create_dir_all(&root).unwrap();
+    let model = root.join("net.safetensors");
+    let m = model.to_str().unwrap();
+    let new_model = |seed: &str| ok(&run(&["new-model", "--variant", "brandubh", "--out", m, "--blocks", "1", "--channels", "4", "--seed", seed]));
+    new_model("1");
+    let first_sha = sha256(&model);
+    let out = root.join("t");
+    let az = format!("az:model={m},sims=4,device=cpu");
+    let agents = format!("random;mcts:sims=4;{az}");
+    let text = ok(&tournament(&out, &agents, "2"));
+    assert!(text.contains("3 pairings of 2 games: 3 played, 0 from an earlier run"), "{text}");
+
+    // Every agent's spec and model hash, in tournament.json and in each pairing's file.
+    let j = read_json(&out.join("tournament.json"));
+    let model_entry = |sha: &str| serde_json::json!([{"path": m, "sha256": sha}]);
+    assert_eq!(j["provenance"][0], serde_json::json!({"spec": "random", "models": []}));
+    assert_eq!(j["provenance"][1], serde_json::json!({"spec": "mcts:sims=4", "models": []}));
+    assert_eq!(j["provenance"][2]["spec"], az.as_str());
+    assert_eq!(j["provenance"][2]["models"], model_entry(&first_sha));
+    for p in j["pairings"].as_array().unwrap() {
+        let (i, k) = (p["i"].as_u64().unwrap() as usize, p["j"].as_u64().unwrap() as usize);
+        assert_eq!(p["provenance"]["a"], j["provenance"][i], "{p}");
+        assert_eq!(p["provenance"]["b"], j["provenance"][k], "{p}");
+    }
+    assert_eq!(read_json(&out.join("pairings/2-3.json"))["provenance"]["b"]["models"], model_entry(&first_sha));
+    assert!(std::fs::read_to_string(out.join("tournament.md")).unwrap().contains(&first_sha));
+
+    // The same model: nothing is replayed.
+    let again = ok(&tournament(&out, &agents, "2"));
+    assert!(again.contains("0 played, 3 from an earlier run") && !again.contains("replay"), "{again}");
+
+    // The model replaced in place by other weights: the two pairings with it are replayed,
+    // random vs mcts is kept (its file is not rewritten).
+    let before = mtimes(&out);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    new_model("2");
+    let second_sha = sha256(&model);
+    assert_ne!(first_sha, second_sha);
+    let resumed = ok(&tournament(&out, &agents, "2"));
+    assert!(resumed.contains("2 played, 1 from an earlier run; 2 replayed"), "{resumed}");
+    let changed = format!("model {m} changed (sha256 {} before, {} now)", &first_sha[..12], &second_sha[..12]);
+    assert!(resumed.contains(&format!("replaying random vs {az}")) && resumed.contains(&format!("replaying mcts:sims=4 vs {az}")), "{resumed}");
+    assert_eq!(resumed.matches(&changed).count(), 2, "{resumed}");
+    let after = mtimes(&out);
+    assert_eq!(before[0], after[0], "1-2.json kept");
+    assert_ne!(before[1], after[1], "1-3.json replayed");
+    assert_ne!(before[2], after[2], "2-3.json replayed");
+    for f in ["1-3.json", "2-3.json"] {
+        assert_eq!(read_json(&out.join("pairings").join(f))["provenance"]["b"]["models"], model_entry(&second_sha), "{f}");
+    }
+    assert_eq!(read_json(&out.join("tournament.json"))["provenance"][2]["models"], model_entry(&second_sha));
+
+    // State saved before hashes were recorded: the pairings with a model are replayed (their
+    // weights are unknown), the one without is kept.
+    for e in std::fs::read_dir(out.join("pairings")).unwrap() {
+        let path = e.unwrap().path();
+        let mut v = read_json(&path);
+        v.as_object_mut().unwrap().remove("provenance");
+        std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    }
+    let before = mtimes(&out);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let old = ok(&tournament(&out, &agents, "2"));
+    assert!(old.contains("2 played, 1 from an earlier run; 2 replayed"), "{old}");
+    assert_eq!(old.matches("saved without model hashes, so the weights it measured are unknown").count(), 2, "{old}");
+    let after = mtimes(&out);
+    assert_eq!(before[0], after[0], "1-2.json kept");
+    assert!(before[1] != after[1] && before[2] != after[2], "1-3.json and 2-3.json replayed");
+    let j = read_json(&out.join("tournament.json"));
+    assert_eq!(j["pairings"][0]["provenance"]["a"], serde_json::json!({"spec": "random", "models": []}));
+    assert_eq!(j["pairings"][2]["provenance"]["b"]["models"], model_entry(&second_sha));
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]

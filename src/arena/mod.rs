@@ -6,9 +6,11 @@
 
 pub mod agent;
 pub mod external;
+pub mod provenance;
 
 pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
 pub use external::Fault;
+pub use provenance::AgentRecord;
 
 use crate::rules::{Move, Outcome, Position, Side, Variant};
 use rand::rngs::SmallRng;

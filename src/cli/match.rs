@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tafl_lab::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
@@ -88,6 +88,10 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     if m.games == 0 {
         bail!("--games: must be at least 1");
     }
+    // What the result measured: each agent's spec and the sha256 of the model file it loads,
+    // hashed once here and checked again after the games.
+    let a_record = AgentRecord::of(&a).map_err(|e| anyhow!("--a: {e}"))?;
+    let b_record = AgentRecord::of(&b).map_err(|e| anyhow!("--b: {e}"))?;
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
     let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), m.quiet);
@@ -145,6 +149,8 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     if let Some(e) = finished.into_inner().expect("not poisoned").1 {
         return Err(e);
     }
+    a_record.check_unchanged(&a).map_err(|e| anyhow!("--a {a}: {e}"))?;
+    b_record.check_unchanged(&b).map_err(|e| anyhow!("--b {b}: {e}"))?;
     if let Some(path) = &m.record {
         write_record(path, &m.variant, &a, &games)?;
     }
@@ -162,6 +168,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             "variant": variant.name,
             "a": a.to_string(),
             "b": b.to_string(),
+            "provenance": {"a": a_record, "b": b_record},
             "games": s.games,
             "a_score": s.a_score,
             "a_as_attackers": s.a_as_attackers,
@@ -190,6 +197,11 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             wdl_text(s.a_as_defenders),
             s.mean_plies,
         )?;
+        for (who, r) in [("A", &a_record), ("B", &b_record)] {
+            for f in &r.models {
+                writeln!(out, "{who}'s model: {} (sha256 {})", f.path, f.sha256)?;
+            }
+        }
         if s.forfeits + s.disagreements + s.voids > 0 {
             writeln!(
                 out,

@@ -7,7 +7,11 @@
 //! The folder is the tournament's state, so a killed run restarts with the same command:
 //! `settings.json` (written first) names the variant, agents, games, seed and opening plies,
 //! and a rerun with other settings is refused; each pairing's result is written atomically to
-//! `pairings/I-J.json` as it finishes, and a rerun skips the pairings that have one.
+//! `pairings/I-J.json` as it finishes, and a rerun skips the pairings that have one, unless
+//! a model changed: each pairing records both agents' [`AgentRecord`] (spec and the sha256 of
+//! every model file), and a pairing whose model files now hash differently, or whose file was
+//! saved before hashes were recorded while an agent of it loads a model (weights unknown), is
+//! played again, and the run says why.
 //! `tournament.json` and `tournament.md` are rewritten after every pairing (marked incomplete
 //! until the last).
 
@@ -17,7 +21,7 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tafl_lab::arena::{self, Agent, AgentSpec, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::arena::{self, Agent, AgentRecord, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use tafl_lab::fsio::atomic_write;
 use tafl_lab::rules::{Outcome, Side, Variant};
 use tafl_lab::stats::elo::{fit_ratings, EloFit, PairResult, DEFAULT_PRIOR_DRAWS};
@@ -137,7 +141,28 @@ struct PairingRecord {
     /// The match summary as the arena writes it (with any fields it gains, such as counts of
     /// forfeits or disagreements, which the Markdown lists as notes).
     summary: Value,
+    /// What was measured: both agents' specs and model hashes (absent from files written
+    /// before they were recorded).
+    #[serde(default)]
+    provenance: Option<PairProvenance>,
     results: Vec<GameRecord>,
+}
+
+/// The [`AgentRecord`] of a pairing's agents A and B.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct PairProvenance {
+    a: AgentRecord,
+    b: AgentRecord,
+}
+
+/// What a rerun does with a pairing's saved file.
+enum Saved {
+    /// No file: the pairing has not been played.
+    None,
+    /// Played with the same specs and the same model files: kept.
+    Keep(PairingRecord),
+    /// Played, but a model changed or its hashes are unknown: played again, for this reason.
+    Replay(String),
 }
 
 impl PairingRecord {
@@ -209,11 +234,14 @@ fn check_settings(out: &Path, settings: &Settings) -> Result<()> {
     }
 }
 
-/// A saved pairing, checked against the tournament; `None` if it has not been played.
-fn load_pairing(path: &Path, settings: &Settings, i: usize, j: usize) -> Result<Option<PairingRecord>> {
+/// A saved pairing, checked against the tournament and against the agents' model files now
+/// (`records`): kept when its specs and model hashes are the same, replayed when a model
+/// changed or, for a file saved before hashes were recorded, when an agent of the pairing
+/// loads a model (its weights are unknown); an agent without a model has nothing to hash.
+fn load_pairing(path: &Path, settings: &Settings, records: &[AgentRecord], i: usize, j: usize) -> Result<Saved> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::None),
         Err(e) => bail!("{}: {e}", path.display()),
     };
     let r: PairingRecord = serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a pairing result ({e}); delete it to replay the pairing", path.display()))?;
@@ -226,10 +254,22 @@ fn load_pairing(path: &Path, settings: &Settings, i: usize, j: usize) -> Result<
     if !fits {
         bail!("{}: does not match this tournament's pairing {} vs {}; delete it to replay the pairing", path.display(), settings.agents[i], settings.agents[j]);
     }
-    Ok(Some(r))
+    let now = PairProvenance { a: records[i].clone(), b: records[j].clone() };
+    let mut r = r;
+    match &r.provenance {
+        Some(saved) => {
+            let change = saved.a.first_change(&now.a).map(|c| format!("{}: {c}", now.a.spec)).or_else(|| saved.b.first_change(&now.b).map(|c| format!("{}: {c}", now.b.spec)));
+            if let Some(change) = change {
+                return Ok(Saved::Replay(change));
+            }
+        }
+        None if now.a.models.is_empty() && now.b.models.is_empty() => r.provenance = Some(now),
+        None => return Ok(Saved::Replay("saved without model hashes, so the weights it measured are unknown".into())),
+    }
+    Ok(Saved::Keep(r))
 }
 
-fn record(i: usize, j: usize, a: &AgentSpec, b: &AgentSpec, games: &[arena::GameResult]) -> Result<PairingRecord> {
+fn record(i: usize, j: usize, a: &AgentSpec, b: &AgentSpec, provenance: PairProvenance, games: &[arena::GameResult]) -> Result<PairingRecord> {
     let s = MatchSummary::from_games(games);
     Ok(PairingRecord {
         i,
@@ -242,6 +282,7 @@ fn record(i: usize, j: usize, a: &AgentSpec, b: &AgentSpec, games: &[arena::Game
         a_as_defenders: s.a_as_defenders,
         mean_plies: s.mean_plies,
         summary: serde_json::to_value(&s)?,
+        provenance: Some(provenance),
         results: games
             .iter()
             .map(|g| {
@@ -303,7 +344,7 @@ fn pct(points: f64, games: u32) -> f64 {
     100.0 * points / games.max(1) as f64
 }
 
-fn tournament_json(settings: &Settings, done: &[PairingRecord], st: &Standings, total_pairings: usize) -> Value {
+fn tournament_json(settings: &Settings, records: &[AgentRecord], done: &[PairingRecord], st: &Standings, total_pairings: usize) -> Value {
     let n = settings.agents.len();
     let pairings: Vec<Value> = done
         .iter()
@@ -312,7 +353,7 @@ fn tournament_json(settings: &Settings, done: &[PairingRecord], st: &Standings, 
                 "i": r.i, "j": r.j, "a": r.a, "b": r.b, "games": r.games,
                 "a_score": r.a_score, "a_as_attackers": r.a_as_attackers, "a_as_defenders": r.a_as_defenders,
                 "a_total": r.a_total(), "mean_plies": r.mean_plies, "summary": r.summary,
-                "elo_difference": st.fit.difference(r.i, r.j),
+                "elo_difference": st.fit.difference(r.i, r.j), "provenance": r.provenance,
             })
         })
         .collect();
@@ -335,6 +376,7 @@ fn tournament_json(settings: &Settings, done: &[PairingRecord], st: &Standings, 
     json!({
         "variant": settings.variant,
         "agents": settings.agents,
+        "provenance": records,
         "games_per_pairing": settings.games,
         "seed": settings.seed,
         "opening_plies": settings.opening_plies,
@@ -360,7 +402,7 @@ fn tournament_json(settings: &Settings, done: &[PairingRecord], st: &Standings, 
     })
 }
 
-fn tournament_md(settings: &Settings, done: &[PairingRecord], st: &Standings, total_pairings: usize) -> String {
+fn tournament_md(settings: &Settings, records: &[AgentRecord], done: &[PairingRecord], st: &Standings, total_pairings: usize) -> String {
     let n = settings.agents.len();
     let mut s = format!("# Tournament: {}\n\n", settings.variant);
     s += &format!(
@@ -400,6 +442,14 @@ fn tournament_md(settings: &Settings, done: &[PairingRecord], st: &Standings, to
         let (p, g) = st.score(i);
         s += &format!("| {} | `{}` | {:+.0} | {:+.0} to {:+.0} | {:.1}% | {g} |\n", rank + 1, settings.agents[i], r.elo, r.low, r.high, pct(p, g));
     }
+    if records.iter().any(|r| !r.models.is_empty()) {
+        s += "\n## Models\n\nThe file each agent's model resolved to, and its sha256 (a pairing is replayed when a hash changes).\n\n| agent | file | sha256 |\n|---|---|---|\n";
+        for r in records {
+            for f in &r.models {
+                s += &format!("| `{}` | `{}` | `{}` |\n", r.spec, f.path, f.sha256);
+            }
+        }
+    }
     s += &format!("\n{MODEL}.\n\n## Pairings\n\nW-D-L of A, the first agent, as attackers and as defenders.\n\n");
     s += "| A | B | games | A as attackers | A as defenders | A's score | Elo A − B (95%) | mean plies |\n|---|---|---|---|---|---|---|---|\n";
     let mut notes = Vec::new();
@@ -430,13 +480,13 @@ fn tournament_md(settings: &Settings, done: &[PairingRecord], st: &Standings, to
     s
 }
 
-fn write_outputs(out: &Path, settings: &Settings, done: &[PairingRecord], total: usize) -> Result<Standings> {
+fn write_outputs(out: &Path, settings: &Settings, records: &[AgentRecord], done: &[PairingRecord], total: usize) -> Result<Standings> {
     let mut sorted = done.to_vec();
     sorted.sort_by_key(|r| (r.i, r.j));
     let st = standings(settings.agents.len(), &sorted)?;
-    write_json(&out.join("tournament.json"), &tournament_json(settings, &sorted, &st, total))?;
+    write_json(&out.join("tournament.json"), &tournament_json(settings, records, &sorted, &st, total))?;
     let md = out.join("tournament.md");
-    atomic_write(&md, tournament_md(settings, &sorted, &st, total).as_bytes()).map_err(|e| anyhow!("{}: {e}", md.display()))?;
+    atomic_write(&md, tournament_md(settings, records, &sorted, &st, total).as_bytes()).map_err(|e| anyhow!("{}: {e}", md.display()))?;
     Ok(st)
 }
 
@@ -468,14 +518,24 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
     std::fs::create_dir_all(t.out.join("pairings")).map_err(|e| anyhow!("--out {}: {e}", t.out.display()))?;
     check_settings(&t.out, &settings)?;
 
+    // Each agent's spec and model hashes, once: what a saved pairing is checked against.
+    let records: Vec<AgentRecord> = specs.iter().zip(&texts).map(|(s, text)| AgentRecord::of(s).map_err(|e| anyhow!("--agents {text}: {e}"))).collect::<Result<_>>()?;
+
     let n = specs.len();
     let pairs: Vec<(usize, usize)> = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect();
     let mut done = Vec::new();
     let mut todo = Vec::new();
+    let mut replayed = 0;
     for &(i, j) in &pairs {
-        match load_pairing(&pairing_path(&t.out, i, j), &settings, i, j)? {
-            Some(r) => done.push(r),
-            None => todo.push((i, j)),
+        let path = pairing_path(&t.out, i, j);
+        match load_pairing(&path, &settings, &records, i, j)? {
+            Saved::Keep(r) => done.push(r),
+            Saved::None => todo.push((i, j)),
+            Saved::Replay(why) => {
+                writeln!(out, "replaying {} vs {} ({}): {why}", labels[i], labels[j], path.display())?;
+                replayed += 1;
+                todo.push((i, j));
+            }
         }
     }
     let resumed = done.len();
@@ -495,7 +555,11 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
         bar.set_message(format!("{} vs {}", labels[i], labels[j]));
         let games = arena::play_match(&variant, &specs[i], &specs[j], &cfg, &|_| bar.inc(1))
             .map_err(|e| anyhow!("{} vs {}: {e}", labels[i], labels[j]))?;
-        let r = record(i, j, &specs[i], &specs[j], &games)?;
+        for k in [i, j] {
+            records[k].check_unchanged(&specs[k]).map_err(|e| anyhow!("{} vs {}: {}: {e}", labels[i], labels[j], labels[k]))?;
+        }
+        let provenance = PairProvenance { a: records[i].clone(), b: records[j].clone() };
+        let r = record(i, j, &specs[i], &specs[j], provenance, &games)?;
         write_json(&pairing_path(&t.out, i, j), &r)?;
         bar.suspend(|| -> Result<()> {
             writeln!(
@@ -513,22 +577,23 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
             Ok(())
         })?;
         done.push(r);
-        st = Some(write_outputs(&t.out, &settings, &done, pairs.len())?);
+        st = Some(write_outputs(&t.out, &settings, &records, &done, pairs.len())?);
     }
     bar.finish_and_clear();
     let st = match st {
         Some(st) => st,
-        None => write_outputs(&t.out, &settings, &done, pairs.len())?,
+        None => write_outputs(&t.out, &settings, &records, &done, pairs.len())?,
     };
     writeln!(
         out,
-        "{}: {} pairing{} of {} games: {} played, {} from an earlier run",
+        "{}: {} pairing{} of {} games: {} played, {} from an earlier run{}",
         settings.variant,
         pairs.len(),
         if pairs.len() == 1 { "" } else { "s" },
         t.games,
         todo.len(),
-        resumed
+        resumed,
+        if replayed > 0 { format!("; {replayed} replayed (a model changed or its hashes were unknown)") } else { String::new() }
     )?;
     writeln!(out, "ratings (Bradley-Terry, joint maximum likelihood, mean 0, 95% intervals):")?;
     for (rank, &i) in st.order.iter().enumerate() {

@@ -202,6 +202,41 @@ pub fn resolve(path: &Path) -> Result<PathBuf, NnError> {
     Ok(p)
 }
 
+/// A model file an agent loads: the file [`resolve`] finds (the one [`load`] reads) and
+/// the sha256 of its bytes, so that a result says which weights it measured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFile {
+    /// The file as resolved from the spec's `model=` path (relative when that was).
+    pub path: String,
+    /// Lower-case hex sha256 of the whole file.
+    pub sha256: String,
+}
+
+/// The sha256 (lower-case hex) of the bytes of `path`, read in blocks. No torch involved.
+pub fn sha256_file(path: &Path) -> Result<String, NnError> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let io = |e: std::io::Error| NnError::Io { path: path.to_path_buf(), message: e.to_string() };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// The file a `model=PATH` loads ([`resolve`]: a directory or `latest` pointer followed to
+/// its checkpoint) with its sha256.
+pub fn model_file(path: &Path) -> Result<ModelFile, NnError> {
+    let file = resolve(path)?;
+    Ok(ModelFile { sha256: sha256_file(&file)?, path: file.display().to_string() })
+}
+
 /// Reads only the metadata of a model file.
 pub fn read_meta(path: &Path) -> Result<ModelMeta, NnError> {
     let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;

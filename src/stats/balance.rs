@@ -4,7 +4,7 @@
 
 use super::plot::{self, BarSeries, Chart, PlotError, Series};
 use super::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
-use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
 use crate::rules::{Reason, Side, Variant};
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,10 @@ pub struct BalanceRow {
     /// Games per end reason (every reason listed, zeros included).
     pub reasons: BTreeMap<String, u32>,
     pub human: Option<HumanRef>,
+    /// What was measured: the agent's spec and the sha256 of the model file it loaded (absent
+    /// from files written before provenance was recorded).
+    #[serde(default)]
+    pub provenance: Option<AgentRecord>,
 }
 
 /// Human figures as stored in reports.
@@ -113,6 +117,7 @@ impl BalanceRow {
             length_histogram: histogram(&lengths, 12),
             reasons,
             human: if changes.is_empty() { human_figures(&variant.name).map(HumanRef::from) } else { None },
+            provenance: None,
         }
     }
 }
@@ -141,7 +146,8 @@ pub fn measure(jobs: &[BalanceJob], games: usize, seed: u64, opening_plies: u32,
     measure_with_games(jobs, games, seed, opening_plies, on_game).map(|(rows, _)| rows)
 }
 
-/// [`measure`], keeping every job's games too (for [`sample_games`]).
+/// [`measure`], keeping every job's games too (for [`sample_games`]). Each row records its
+/// agent's [`AgentRecord`] (the model hashed before the games and checked after them).
 pub fn measure_with_games(
     jobs: &[BalanceJob],
     games: usize,
@@ -152,9 +158,13 @@ pub fn measure_with_games(
     let mut rows = Vec::with_capacity(jobs.len());
     let mut all = Vec::with_capacity(jobs.len());
     for job in jobs {
+        let record = AgentRecord::of(&job.agent)?;
         let cfg = MatchConfig { games, seed, opening_plies };
         let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
-        rows.push(BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results));
+        record.check_unchanged(&job.agent).map_err(|message| AgentError::Spec { spec: job.agent.to_string(), message })?;
+        let mut row = BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results);
+        row.provenance = Some(record);
+        rows.push(row);
         all.push(results);
     }
     Ok((rows, all))

@@ -3,11 +3,13 @@
 //! disk, replays key presses given in the address (`#ply=5&keys=ArrowLeft,End`), and the DOM
 //! it dumps is compared with the rules: the pieces on the board with `tafl-lab show` after the
 //! same moves, captured pieces gone, the move counter, the final status. Screenshots of each
-//! kind of page are taken and their size checked.
+//! kind of page are taken and their size checked. Without a browser the tests that need one
+//! are skipped with one line saying why (see [`common::needs`]; under `CI=true` they fail).
 
 mod common;
 
 use common::cli::{fails_with, ok, run, scratch};
+use common::{require, Need};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +19,9 @@ use tafl_lab::selfplay::shard::{self, Shard, StoredGame, StoredPly};
 
 const VARIANTS: [&str; 3] = ["brandubh", "copenhagen", "alea-evangelii"];
 
-fn chromium() -> String {
-    std::env::var("TAFL_LAB_CHROMIUM").unwrap_or_else(|_| "chromium".into())
+/// The browser, which each test that loads a page asked for first ([`require`]).
+fn chromium() -> PathBuf {
+    common::needs::locate(Need::Chromium).unwrap_or_else(|why| panic!("no browser: {why}"))
 }
 
 /// Chromium's arguments for one headless run with a profile of its own (tests run in
@@ -40,7 +43,7 @@ fn url(page: &Path, fragment: &str) -> String {
 fn load(page: &Path, fragment: &str) -> String {
     let tag = format!("{}-{}", page.file_stem().unwrap().to_string_lossy(), fragment.len());
     let (mut c, profile) = browser(&tag);
-    let out = c.args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)]).output().unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium()));
+    let out = c.args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)]).output().unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium().display()));
     let _ = std::fs::remove_dir_all(profile);
     let html = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(html.contains("data-ready=\"1\""), "the page's script did not finish: {}", String::from_utf8_lossy(&out.stderr));
@@ -160,6 +163,9 @@ fn assert_self_contained(page: &Path) {
 
 #[test]
 fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-records");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -193,6 +199,9 @@ fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
 
 #[test]
 fn the_final_position_names_the_result_and_keys_step_through() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-final");
     std::fs::create_dir_all(&d).unwrap();
     let page = d.join("fixture.html");
@@ -215,6 +224,9 @@ fn the_final_position_names_the_result_and_keys_step_through() {
 
 #[test]
 fn match_record_pages_list_every_game_with_its_end() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-match");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -266,6 +278,9 @@ fn write_shard(v: &Arc<Variant>, path: &Path, games: u64) -> Vec<Vec<StoredPly>>
 
 #[test]
 fn self_play_pages_show_the_search() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-shards");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -306,6 +321,9 @@ fn self_play_pages_show_the_search() {
 
 #[test]
 fn balance_reports_link_to_games_of_each_ending() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-balance");
     ok(&run(&["balance", "--variants", "brandubh", "--agent", "random", "--games", "24", "--seed", "3", "--out", d.to_str().unwrap(), "--quiet"]));
     let report = std::fs::read_to_string(d.join("report.html")).unwrap();

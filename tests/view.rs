@@ -222,6 +222,51 @@ fn the_final_position_names_the_result_and_keys_step_through() {
     assert!(bytes > 20_000, "a drawn board, not a blank page: {bytes} bytes");
 }
 
+/// Records whose games end by a resignation (22 plies, the attackers resign) and on time (21
+/// plies, the defenders' time runs out), which the rules did not end: (file, the game's line in
+/// the list, the final status, the result).
+const RECORDED_ENDS: [(&str, &str, &str, &str); 2] = [
+    ("brandubh-resigned.txt", "line 1: defenders win (resigned), 22 plies", "Defenders win by resignation (after 22 plies)", "defenders_win"),
+    ("brandubh-timeout.txt", "line 1: attackers win (timeout), 21 plies", "Attackers win on time (after 21 plies)", "attackers_win"),
+];
+
+/// The game list and the final status agree on a recorded resignation and a loss on time:
+/// both a win (the list once said "unfinished, 22 plies" beside "Defenders win by
+/// resignation"). Checked in the page's data, which the page shows as it is (the browser test
+/// below checks the page itself).
+#[test]
+fn resigned_and_timed_out_records_end_the_same_in_the_list_and_the_final_status() {
+    for (file, listed, status, result) in RECORDED_ENDS {
+        let src = tafl_lab::view::input::read(&Path::new("tests/fixtures/games").join(file), None).unwrap();
+        let data = tafl_lab::view::page::data(file, &src.games).unwrap();
+        let g = &data["games"][0];
+        assert_eq!(g["listed"], listed, "{file}");
+        assert_eq!(g["end"], status, "{file}");
+        assert_eq!(g["result"], result, "{file}: the list's colour and the final status agree");
+    }
+}
+
+/// The same records in the browser: the list's line and the status at the end.
+#[test]
+fn resigned_and_timed_out_records_show_the_same_end_in_the_list_and_the_final_status() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
+    let d = scratch("view-recorded-ends");
+    std::fs::create_dir_all(&d).unwrap();
+    for (file, listed, status, _) in RECORDED_ENDS {
+        let page = d.join(format!("{file}.html"));
+        view(&[&format!("tests/fixtures/games/{file}"), "--out", page.to_str().unwrap()]);
+        let dom = load(&page, "keys=End");
+        let items: Vec<String> = dom.match_indices("<li data-game=").map(|(i, _)| {
+            let start = i + dom[i..].find('>').unwrap() + 1;
+            dom[start..start + dom[start..].find('<').unwrap()].to_string()
+        }).collect();
+        assert_eq!(items, [format!("1. {listed}")], "{file}");
+        assert_eq!(text_of(&dom, "status"), status, "{file}");
+    }
+}
+
 #[test]
 fn match_record_pages_list_every_game_with_its_end() {
     if require(Need::Chromium).is_none() {

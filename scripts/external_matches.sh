@@ -27,6 +27,7 @@ matchups=("$@")
 mkdir -p "$out"
 bin=$PWD/target/release/tafl-lab
 htp=$TAFL_LAB_HTP_ENGINE
+[[ -x $htp ]] || { echo "error: $htp is missing (scripts/peers.sh could not install it)" >&2; exit 1; }
 # A day per move: only a hang guard (its slowest moves take many minutes).
 ab="htp:cmd=$htp,time=86400"
 mc="htp:cmd=$htp,args=\"--ai monte-carlo --seconds 2\",tcp=1,time=60"

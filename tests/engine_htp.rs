@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::cli::{bin, run_stdin};
+use common::cli::{bin, run_stdin, run_stdin_bytes};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::Arc;
@@ -263,7 +263,8 @@ fn bad_lines_are_answered_with_a_question_mark_and_the_engine_plays_on() {
         assert!(!e.is_empty(), "{bad:?}: a reason");
         assert_eq!(h.ok("final_status"), "ongoing", "after {bad:?}");
     }
-    // Not UTF-8, and a line of NULs: unknown commands, not the end of the engine.
+    // Not UTF-8 (refused as such), and a line of NULs (an unknown command): not the end of
+    // the engine.
     h.send_bytes(b"\xff\xfe play\n").unwrap_err();
     h.send_bytes(b"\0\0\0\n").unwrap_err();
     // A comment after a command is ignored; a comment-only line gets no answer.
@@ -275,6 +276,15 @@ fn bad_lines_are_answered_with_a_question_mark_and_the_engine_plays_on() {
     assert_eq!(h.ok("play d d5 c5"), "");
     play_out(&mut h, &mut pos, true, 12);
     h.close();
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_answered_with_a_failure_and_the_next_command_with_its_answer() {
+    // `name` with a byte that is not UTF-8: a failure, though the command alone would succeed;
+    // then `name` itself is answered.
+    let o = run_stdin_bytes(&["engine", "--protocol", "htp", "--sims", "4"], b"name \xff\xfe\nname\n");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "? the line is not UTF-8: \"name \u{fffd}\u{fffd}\"\n\n= tafl-lab\n");
 }
 
 #[test]

@@ -3,7 +3,10 @@
 //! `error 0` line and leaves the engine able to go on), and on what OpenTafl 0.4.8 really sends:
 //! clocks in milliseconds with `*` for overtime, `move <position>` after an accepted move,
 //! `error 1-4` after a refused one, `opponent-move` with a `|` list, `side` before `analyze`, and
-//! rules the engine cannot play.
+//! rules the engine cannot play. A line that is not UTF-8, piped into the engine program, is
+//! answered `error 0` and the next command is answered.
+
+mod common;
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -304,4 +307,16 @@ fn a_position_equal_to_the_board_keeps_the_game_history() {
     let other = after(OT_BRANDUB, &["d6-e6"]);
     assert!(e.handle(&format!("position {other}")).is_empty());
     assert_eq!(position_string(e.position()), other, "another board replaces the game");
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_an_error_0_and_the_next_command_is_answered() {
+    // `status` (answered with silence) with a byte that is not UTF-8: `error 0`; then `play`.
+    let o = common::cli::run_stdin_bytes(&["engine", "--protocol", "opentafl", "--sims", "8"], b"status \xff\nplay attackers\ngoodbye\n");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[..3], ["hello", "simple-moves on", "error 0 the line is not UTF-8: \"status \u{fffd}\""], "{out}");
+    assert!(lines[3].starts_with("move "), "{out}");
 }

@@ -7,14 +7,16 @@
 //! side of the harness spoiled on a busy machine (`harness_failure`) is played again. Then every preset's
 //! exported rules string is loaded by OpenTafl's own rules loader and read back.
 //!
-//! These tests need Java 17+ and the peers folder; without them they fail, naming what is
-//! missing. The games share one OpenTafl server port, so they run one at a time.
+//! These tests need Java 17+ and the peers folder (see [`common::needs`]): without them each is
+//! skipped with one line saying why, or fails under `CI=true`. The games share one OpenTafl
+//! server port, so they run one at a time.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+use common::{require, Need};
 use tafl_lab::rules::notation::{parse_rules_string, rules_string};
 use tafl_lab::rules::variant::PRESETS;
 use tafl_lab::rules::Variant;
@@ -30,22 +32,6 @@ const CLOCK: &str = "30000+2000/5+0";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The host script, or a clear failure.
-fn host_script() -> PathBuf {
-    let s = repo().join("../shared/peers/opentafl-host.sh");
-    assert!(
-        s.is_file(),
-        "OpenTafl's host script is missing: expected {} (the peers folder lies beside the repository, at ../shared/peers)",
-        s.display()
-    );
-    let java = Command::new("java").arg("-version").output();
-    assert!(
-        java.as_ref().is_ok_and(|o| o.status.success()),
-        "Java is needed to run OpenTafl (`java -version` failed: {java:?}); install a JDK 17+"
-    );
-    s
 }
 
 /// Where the host script builds OpenTafl (as the script itself decides it).
@@ -178,15 +164,14 @@ fn exited_cleanly_late(text: &str) -> bool {
     false
 }
 
-/// Plays one game in OpenTafl and asserts the host script passed it, with tafl-lab having made
-/// at least one move against a move of OpenTafl's AI.
-fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
-    let script = host_script();
+/// Plays one game in OpenTafl, hosted by `script` (the host script), and asserts the host
+/// script passed it, with tafl-lab having made at least one move against a move of OpenTafl's AI.
+fn game(script: &Path, tag: &str, engine_args: &[&str], rules: &str, side: &str) {
     let engine = wrapper(tag, engine_args);
     let _one_at_a_time = OPENTAFL.lock().unwrap_or_else(|e| e.into_inner());
     let host = || {
         let out = Command::new("bash")
-            .arg(&script)
+            .arg(script)
             .args([engine.to_str().unwrap(), rules, side, "1", CLOCK])
             .stdin(Stdio::null())
             .output()
@@ -233,22 +218,26 @@ fn game(tag: &str, engine_args: &[&str], rules: &str, side: &str) {
 
 #[test]
 fn opentafl_copenhagen_with_tafl_lab_attacking() {
-    game("cph-att", &["--sims", "64"], "3", "attackers");
+    let Some(host) = require(Need::OpenTafl) else { return };
+    game(&host, "cph-att", &["--sims", "64"], "3", "attackers");
 }
 
 #[test]
 fn opentafl_copenhagen_with_tafl_lab_defending() {
-    game("cph-def", &["--sims", "64"], "3", "defenders");
+    let Some(host) = require(Need::OpenTafl) else { return };
+    game(&host, "cph-def", &["--sims", "64"], "3", "defenders");
 }
 
 #[test]
 fn opentafl_brandub_with_tafl_lab_attacking() {
-    game("brandub-att", &["--sims", "64"], "6", "attackers");
+    let Some(host) = require(Need::OpenTafl) else { return };
+    game(&host, "brandub-att", &["--sims", "64"], "6", "attackers");
 }
 
 #[test]
 fn opentafl_brandub_with_tafl_lab_defending() {
-    game("brandub-def", &["--sims", "64"], "6", "defenders");
+    let Some(host) = require(Need::OpenTafl) else { return };
+    game(&host, "brandub-def", &["--sims", "64"], "6", "defenders");
 }
 
 /// The shipped model on its own rules: OpenTafl loads the model's exported rules string as a
@@ -262,20 +251,21 @@ fn opentafl_hosts_the_shipped_model_on_its_own_rules() {
     let v = parse_rules_string(own).unwrap();
     assert_eq!(format!("{:016x}", v.rules_fingerprint()), meta["rules_fingerprint"].as_str().unwrap(), "{own}");
     assert_eq!(own, rules_string(&Variant::preset("brandubh")).unwrap(), "model.json holds today's export of its rules");
+    let Some(host) = require(Need::OpenTafl) else { return };
     let d = common::cli::scratch("opentafl-model-rules");
     std::fs::create_dir_all(&d).unwrap();
     let rules_file = d.join("brandubh.otr");
     std::fs::write(&rules_file, format!("{own}\n")).unwrap();
     let m = model.to_str().unwrap();
-    game("model", &["--model", m, "--sims", "64", "--device", "cpu"], rules_file.to_str().unwrap(), "defenders");
+    game(&host, "model", &["--model", m, "--sims", "64", "--device", "cpu"], rules_file.to_str().unwrap(), "defenders");
 }
 
 /// Compiles the round-trip helper against the OpenTafl build, building OpenTafl first (with a
 /// game) when it is not there yet.
-fn round_trip_helper() -> (PathBuf, String) {
+fn round_trip_helper(host: &Path) -> (PathBuf, String) {
     let work = opentafl_work();
     if !work.join("out/com/manywords/softworks/tafl/OpenTafl.class").is_file() {
-        game("build", &["--sims", "64"], "6", "attackers");
+        game(host, "build", &["--sims", "64"], "6", "attackers");
     }
     let _one_at_a_time = OPENTAFL.lock().unwrap_or_else(|e| e.into_inner());
     let cp = [
@@ -319,8 +309,8 @@ fn opentafl_reads(classes: &Path, cp: &str, strings: &[String]) -> Vec<String> {
 /// only d, w and l). Those presets are listed here so that a change either way is noticed.
 #[test]
 fn every_preset_rules_string_round_trips_through_opentafl() {
-    host_script();
-    let (classes, cp) = round_trip_helper();
+    let Some(host) = require(Need::OpenTafl) else { return };
+    let (classes, cp) = round_trip_helper(&host);
     let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
     let strings: Vec<String> = names.iter().map(|n| rules_string(&Variant::preset(n)).unwrap()).collect();
     let back = opentafl_reads(&classes, &cp, &strings);

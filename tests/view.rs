@@ -3,11 +3,13 @@
 //! disk, replays key presses given in the address (`#ply=5&keys=ArrowLeft,End`), and the DOM
 //! it dumps is compared with the rules: the pieces on the board with `tafl-lab show` after the
 //! same moves, captured pieces gone, the move counter, the final status. Screenshots of each
-//! kind of page are taken and their size checked.
+//! kind of page are taken and their size checked. Without a browser the tests that need one
+//! are skipped with one line saying why (see [`common::needs`]; under `CI=true` they fail).
 
 mod common;
 
 use common::cli::{fails_with, ok, run, scratch};
+use common::{require, Need};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +19,9 @@ use tafl_lab::selfplay::shard::{self, Shard, StoredGame, StoredPly};
 
 const VARIANTS: [&str; 3] = ["brandubh", "copenhagen", "alea-evangelii"];
 
-fn chromium() -> String {
-    std::env::var("TAFL_LAB_CHROMIUM").unwrap_or_else(|_| "chromium".into())
+/// The browser, which each test that loads a page asked for first ([`require`]).
+fn chromium() -> PathBuf {
+    common::needs::locate(Need::Chromium).unwrap_or_else(|why| panic!("no browser: {why}"))
 }
 
 /// Chromium's arguments for one headless run with a profile of its own (tests run in
@@ -40,7 +43,7 @@ fn url(page: &Path, fragment: &str) -> String {
 fn load(page: &Path, fragment: &str) -> String {
     let tag = format!("{}-{}", page.file_stem().unwrap().to_string_lossy(), fragment.len());
     let (mut c, profile) = browser(&tag);
-    let out = c.args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)]).output().unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium()));
+    let out = c.args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)]).output().unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium().display()));
     let _ = std::fs::remove_dir_all(profile);
     let html = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(html.contains("data-ready=\"1\""), "the page's script did not finish: {}", String::from_utf8_lossy(&out.stderr));
@@ -160,6 +163,9 @@ fn assert_self_contained(page: &Path) {
 
 #[test]
 fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-records");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -193,6 +199,9 @@ fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
 
 #[test]
 fn the_final_position_names_the_result_and_keys_step_through() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-final");
     std::fs::create_dir_all(&d).unwrap();
     let page = d.join("fixture.html");
@@ -213,8 +222,56 @@ fn the_final_position_names_the_result_and_keys_step_through() {
     assert!(bytes > 20_000, "a drawn board, not a blank page: {bytes} bytes");
 }
 
+/// Records whose games end by a resignation (22 plies, the attackers resign) and on time (21
+/// plies, the defenders' time runs out), which the rules did not end: (file, the game's line in
+/// the list, the final status, the result).
+const RECORDED_ENDS: [(&str, &str, &str, &str); 2] = [
+    ("brandubh-resigned.txt", "line 1: defenders win (resigned), 22 plies", "Defenders win by resignation (after 22 plies)", "defenders_win"),
+    ("brandubh-timeout.txt", "line 1: attackers win (timeout), 21 plies", "Attackers win on time (after 21 plies)", "attackers_win"),
+];
+
+/// The game list and the final status agree on a recorded resignation and a loss on time:
+/// both a win (the list once said "unfinished, 22 plies" beside "Defenders win by
+/// resignation"). Checked in the page's data, which the page shows as it is (the browser test
+/// below checks the page itself).
+#[test]
+fn resigned_and_timed_out_records_end_the_same_in_the_list_and_the_final_status() {
+    for (file, listed, status, result) in RECORDED_ENDS {
+        let src = tafl_lab::view::input::read(&Path::new("tests/fixtures/games").join(file), None).unwrap();
+        let data = tafl_lab::view::page::data(file, &src.games).unwrap();
+        let g = &data["games"][0];
+        assert_eq!(g["listed"], listed, "{file}");
+        assert_eq!(g["end"], status, "{file}");
+        assert_eq!(g["result"], result, "{file}: the list's colour and the final status agree");
+    }
+}
+
+/// The same records in the browser: the list's line and the status at the end.
+#[test]
+fn resigned_and_timed_out_records_show_the_same_end_in_the_list_and_the_final_status() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
+    let d = scratch("view-recorded-ends");
+    std::fs::create_dir_all(&d).unwrap();
+    for (file, listed, status, _) in RECORDED_ENDS {
+        let page = d.join(format!("{file}.html"));
+        view(&[&format!("tests/fixtures/games/{file}"), "--out", page.to_str().unwrap()]);
+        let dom = load(&page, "keys=End");
+        let items: Vec<String> = dom.match_indices("<li data-game=").map(|(i, _)| {
+            let start = i + dom[i..].find('>').unwrap() + 1;
+            dom[start..start + dom[start..].find('<').unwrap()].to_string()
+        }).collect();
+        assert_eq!(items, [format!("1. {listed}")], "{file}");
+        assert_eq!(text_of(&dom, "status"), status, "{file}");
+    }
+}
+
 #[test]
 fn match_record_pages_list_every_game_with_its_end() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-match");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -266,6 +323,9 @@ fn write_shard(v: &Arc<Variant>, path: &Path, games: u64) -> Vec<Vec<StoredPly>>
 
 #[test]
 fn self_play_pages_show_the_search() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-shards");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
@@ -306,6 +366,9 @@ fn self_play_pages_show_the_search() {
 
 #[test]
 fn balance_reports_link_to_games_of_each_ending() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
     let d = scratch("view-balance");
     ok(&run(&["balance", "--variants", "brandubh", "--agent", "random", "--games", "24", "--seed", "3", "--out", d.to_str().unwrap(), "--quiet"]));
     let report = std::fs::read_to_string(d.join("report.html")).unwrap();

@@ -25,9 +25,11 @@
 //! reference reads empty lines forever), and clocks only budget thinking time (the reference
 //! also loses a game on time; here `final_status` is the rules' verdict alone).
 //!
-//! No input line makes the engine panic or exit, except `quit` and the end of input.
+//! No input line makes the engine panic or exit, except `quit` and the end of input. Lines are
+//! read as bytes: one that is not UTF-8 is answered `? the line is not UTF-8: ...` and the
+//! engine reads on.
 
-use super::{fischer_budget, TimeControl};
+use super::{fischer_budget, not_utf8, read_line, InputLine, TimeControl};
 use crate::arena::{Agent, AgentError, AgentSpec};
 use crate::rules::{Move, Position, Side, Square, Variant};
 use std::io::{BufRead, Write};
@@ -180,20 +182,20 @@ impl HtpEngine {
         &self.position
     }
 
-    /// Runs the protocol until `quit` or the end of input. Lines that are not UTF-8 are read
-    /// lossily (and are then unknown commands, not the end of the engine).
+    /// Runs the protocol until `quit` or the end of input. A line that is not UTF-8 is
+    /// answered with a failure (`? the line is not UTF-8: ...`), and the engine reads on.
     ///
     /// # Errors
     /// Only reading or writing fails.
     pub fn run(&mut self, mut input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
         let mut buf = Vec::new();
         loop {
-            buf.clear();
-            if input.read_until(b'\n', &mut buf)? == 0 {
-                return Ok(());
-            }
-            let line = String::from_utf8_lossy(&buf);
-            match self.handle(&line) {
+            let reply = match read_line(&mut input, &mut buf)? {
+                InputLine::End => return Ok(()),
+                InputLine::Text(line) => self.handle(&line),
+                InputLine::NotUtf8(lossy) => Reply::Failure(not_utf8(&lossy)),
+            };
+            match reply {
                 Reply::Silent => continue,
                 Reply::Success(m) => writeln!(out, "= {m}")?,
                 Reply::Failure(e) => write!(out, "? {}\n\n", e.replace(['\n', '\r'], " "))?,

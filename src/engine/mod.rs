@@ -27,7 +27,8 @@
 //! - `rules` strings are read as the program reads them (`ks:`, `tfr:`; see
 //!   `tafl_rules::notation`).
 //!
-//! No input makes the engine panic or exit, except `goodbye` and the end of input.
+//! No input makes the engine panic or exit, except `goodbye` and the end of input. Lines are
+//! read as bytes: one that is not UTF-8 is answered `error 0` and the engine reads on.
 
 pub mod htp;
 
@@ -115,6 +116,37 @@ pub struct Engine {
 const E_NONCRITICAL: i32 = 0;
 /// Critical: the host ends the game (OpenTafl resigns for the engine).
 const E_CRITICAL: i32 = -1;
+
+/// One line of a host's input (both protocols).
+pub(crate) enum InputLine {
+    /// The end of input.
+    End,
+    /// A line of UTF-8 text, its newline included.
+    Text(String),
+    /// A line that is not UTF-8, decoded lossily (for the error that answers it).
+    NotUtf8(String),
+}
+
+/// Reads one line as bytes into `buf`, so that a line that is not UTF-8 is an answer's matter,
+/// not an error that ends the engine.
+///
+/// # Errors
+/// Only reading fails.
+pub(crate) fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<InputLine> {
+    buf.clear();
+    if input.read_until(b'\n', buf)? == 0 {
+        return Ok(InputLine::End);
+    }
+    Ok(match std::str::from_utf8(buf) {
+        Ok(text) => InputLine::Text(text.to_string()),
+        Err(_) => InputLine::NotUtf8(String::from_utf8_lossy(buf).into_owned()),
+    })
+}
+
+/// The reason a line that is not UTF-8 is refused, in one line.
+pub(crate) fn not_utf8(lossy: &str) -> String {
+    format!("the line is not UTF-8: {:?}", lossy.trim_end_matches(['\n', '\r']))
+}
 
 /// Every whitespace-separated token of `text` as a number, or `None` if one is not a number.
 fn numbers(text: &str) -> Option<Vec<f64>> {
@@ -204,13 +236,28 @@ impl Engine {
         })
     }
 
-    /// Runs the protocol until `goodbye` or the end of input.
-    pub fn run(&mut self, input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
+    /// Runs the protocol until `goodbye` or the end of input. A line that is not UTF-8 is
+    /// answered `error 0`, and the engine reads on.
+    ///
+    /// # Errors
+    /// Only reading or writing fails.
+    pub fn run(&mut self, mut input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out, "hello")?;
         writeln!(out, "simple-moves on")?;
         out.flush()?;
-        for line in input.lines() {
-            let line = line?;
+        let mut buf = Vec::new();
+        loop {
+            let line = match read_line(&mut input, &mut buf)? {
+                InputLine::End => break,
+                InputLine::Text(line) => line,
+                InputLine::NotUtf8(lossy) => {
+                    for r in Self::error(E_NONCRITICAL, not_utf8(&lossy)) {
+                        writeln!(out, "{r}")?;
+                    }
+                    out.flush()?;
+                    continue;
+                }
+            };
             let replies = self.handle(line.trim());
             for r in &replies {
                 writeln!(out, "{r}")?;

@@ -15,7 +15,7 @@
 //! `replay`). A file of many games in which some do not replay keeps the others and reports
 //! the skipped ones ([`Source::skipped`]); a single bad game, or none readable, is an error.
 
-use super::{PlyNote, ViewError, ViewGame};
+use super::{PlyNote, RecordedEnd, ViewError, ViewGame};
 use crate::rules::notation::{parse_move, split_moves};
 use crate::rules::records::{self, RecordForm, RecordResult, Stop};
 use crate::rules::{Move, Position, Side, Variant};
@@ -141,19 +141,22 @@ fn move_list(path: &Path, text: &str, variant: Option<&str>) -> Result<Source, V
     Ok(Source { kind: "move list", games: vec![ViewGame::new(name, v, moves)], skipped: Vec::new() })
 }
 
-fn record_end(result: RecordResult, stop: Option<Stop>) -> Option<String> {
+/// The end a checked record states, for a game the rules did not end (see
+/// [`super::page::game_end`]).
+fn record_end(result: RecordResult, stop: Option<Stop>) -> Option<RecordedEnd> {
     let winner = |r: RecordResult| match r.winner() {
         Some(Side::Attackers) => "Attackers win",
         Some(Side::Defenders) => "Defenders win",
         None => "",
     };
-    match (result, stop) {
-        (RecordResult::Won(_), Some(Stop::Timeout)) => Some(format!("{} on time", winner(result))),
-        (RecordResult::Won(_), Some(Stop::Resigned)) => Some(format!("{} by resignation", winner(result))),
-        (RecordResult::Won(_), None) => Some(format!("{} (as recorded; the rules had not ended the game)", winner(result))),
-        (RecordResult::Draw, _) => Some("Draw (as recorded)".into()),
-        (RecordResult::Unfinished, _) => None,
-    }
+    let (how, text) = match (result, stop) {
+        (RecordResult::Won(_), Some(Stop::Timeout)) => ("timeout", format!("{} on time", winner(result))),
+        (RecordResult::Won(_), Some(Stop::Resigned)) => ("resigned", format!("{} by resignation", winner(result))),
+        (RecordResult::Won(_), None) => ("as recorded", format!("{} (as recorded; the rules had not ended the game)", winner(result))),
+        (RecordResult::Draw, _) => ("as recorded", "Draw (as recorded)".into()),
+        (RecordResult::Unfinished, _) => return None,
+    };
+    Some(RecordedEnd { result, how: Some(how), text })
 }
 
 fn record_games(path: &Path, text: &str, form: RecordForm, variant: Option<&str>) -> Result<Source, ViewError> {
@@ -178,7 +181,7 @@ fn record_games(path: &Path, text: &str, form: RecordForm, variant: Option<&str>
         match checked {
             Ok((line, v, c)) => {
                 let mut g = ViewGame::new(format!("line {line}"), v, c.moves);
-                g.end_note = record_end(c.result, c.stop);
+                g.recorded_end = record_end(c.result, c.stop);
                 games.push(g);
             }
             Err(e) if single => return Err(err(path, e)),
@@ -221,7 +224,7 @@ fn match_record(path: &Path, text: &str, variant: Option<&str>) -> Result<Source
         }
         let mut g = ViewGame::new(who.to_string(), v.clone(), moves);
         if !end.is_empty() {
-            g.end_note = Some(end.to_string());
+            g.recorded_end = Some(RecordedEnd::note(end));
         }
         games.push(g);
         i += 2;
@@ -264,7 +267,7 @@ fn balance_games_text(path: &Path, text: &str) -> Result<Source, ViewError> {
             moves.push(parse_move(tok, variant.geometry).map_err(|e| at(format!("ply {}: {e}", k + 1)))?.mv);
         }
         let mut g = ViewGame::new(format!("{}, game {}", field("label")?, v["game"].as_u64().unwrap_or(0)), variant, moves);
-        g.end_note = v["end"].as_str().map(str::to_string);
+        g.recorded_end = v["end"].as_str().map(RecordedEnd::note);
         games.push(g);
     }
     Ok(Source { kind: "balance games", games, skipped: Vec::new() })
@@ -293,7 +296,7 @@ fn shard_games(path: &Path, s: &Shard, variant: &Arc<Variant>) -> Result<Vec<Vie
         }
         let slot = g.slot.map_or(String::new(), |s| format!(", slot {s}"));
         let label = format!("{stem} #{}{slot} (model {})", k + 1, s.model_generation);
-        out.push(ViewGame { label, variant: variant.clone(), moves, notes, end_note: None });
+        out.push(ViewGame { label, variant: variant.clone(), moves, notes, recorded_end: None });
     }
     Ok(out)
 }

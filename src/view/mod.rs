@@ -20,6 +20,7 @@
 pub mod input;
 pub mod page;
 
+use crate::rules::records::RecordResult;
 use crate::rules::{Move, Variant};
 use std::sync::Arc;
 
@@ -42,15 +43,35 @@ pub struct ViewGame {
     pub moves: Vec<Move>,
     /// `notes[i]`: the search at the position before move `i` (empty when the record has none).
     pub notes: Vec<Option<PlyNote>>,
-    /// How the game ended when the rules did not end it (a forfeit, a resignation, a loss on
-    /// time, an unfinished game); `None` lets the page say "unfinished".
-    pub end_note: Option<String>,
+    /// How the record says the game ended when the rules did not end it (a resignation, a
+    /// loss on time, a forfeit); `None` lets the page say "unfinished".
+    pub recorded_end: Option<RecordedEnd>,
+}
+
+/// How a record says a game ended that the rules did not end. [`page::game_end`] turns it,
+/// with the rules' verdict, into what both the game list and the final status say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedEnd {
+    /// The result the record states: a winner (a resignation, a loss on time), a draw, or
+    /// `Unfinished` when it states only words (a match record's forfeit or void game).
+    pub result: RecordResult,
+    /// How, in a word or two for the game list beside the result (`resigned`, `timeout`).
+    pub how: Option<&'static str>,
+    /// The final status's words (`Defenders win by resignation`).
+    pub text: String,
+}
+
+impl RecordedEnd {
+    /// Words alone, with no result (the game counts as unfinished).
+    pub fn note(text: impl Into<String>) -> RecordedEnd {
+        RecordedEnd { result: RecordResult::Unfinished, how: None, text: text.into() }
+    }
 }
 
 impl ViewGame {
     /// A game with no search notes.
     pub fn new(label: impl Into<String>, variant: Arc<Variant>, moves: Vec<Move>) -> ViewGame {
-        ViewGame { label: label.into(), variant, moves, notes: Vec::new(), end_note: None }
+        ViewGame { label: label.into(), variant, moves, notes: Vec::new(), recorded_end: None }
     }
 }
 

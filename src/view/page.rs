@@ -7,10 +7,13 @@
 //! layout as one string, `.` `a` `d` `k`; the first side), and per game: `label`, `v` (its
 //! variant), `moves` (one string, `from-to` with `x` and `/`-separated captured squares),
 //! `end` (the final status line), `result` (`attackers_win`, `defenders_win`, `draw` or
-//! `unfinished`) and `notes` (per ply `null` or `[value, move, share, move, share, ...]`, the
-//! best few moves of the search at the position before that ply).
+//! `unfinished`), `reason`, `listed` (the game's line in the game list) and `notes` (per ply
+//! `null` or `[value, move, share, move, share, ...]`, the best few moves of the search at the
+//! position before that ply). `end`, `result`, `reason` and `listed` come from one
+//! [`game_end`], so that the list and the final status cannot disagree.
 
-use super::{PlyNote, ViewError, ViewGame};
+use super::{PlyNote, RecordedEnd, ViewError, ViewGame};
+use crate::rules::records::RecordResult;
 use crate::rules::{Outcome, Position, Reason, Side, Variant};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -43,16 +46,39 @@ fn winner_text(o: Outcome) -> &'static str {
     }
 }
 
-/// The final status line of a game: `Defenders win: the king escaped to a corner
-/// (corner_escape)`, or the record's own note for a game the rules did not end.
-pub fn end_text(outcome: Option<Outcome>, end_note: Option<&str>, plies: usize) -> String {
-    match outcome {
-        Some(o) => format!("{}: {} ({})", winner_text(o), reason_text(o.reason), o.reason.name()),
-        None => match end_note {
-            Some(n) => format!("{n} (after {plies} plies)"),
-            None => format!("Unfinished after {plies} plies"),
-        },
-    }
+/// How a game ended, as the page says it both in the game list and in the final status.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameEnd {
+    /// `attackers_win`, `defenders_win`, `draw` or `unfinished`.
+    pub result: &'static str,
+    /// Why: the rules' reason (`corner_escape`) or the record's (`resigned`, `timeout`).
+    pub reason: Option<&'static str>,
+    /// The final status line: `Defenders win: the king escaped to a corner (corner_escape)`,
+    /// or the record's words for a game the rules did not end.
+    pub text: String,
+    /// The game's line in the game list after its label: `defenders win (resigned), 22 plies`.
+    pub listed: String,
+}
+
+/// How a game of `plies` plies ended: the rules' verdict `outcome` when the rules ended it,
+/// else what the record states (`recorded`; a resignation or a loss on time is its result),
+/// else unfinished.
+pub fn game_end(outcome: Option<Outcome>, recorded: Option<&RecordedEnd>, plies: usize) -> GameEnd {
+    let (result, reason, text) = match (outcome, recorded) {
+        (Some(o), _) => (o.status_name(), Some(o.reason.name()), format!("{}: {} ({})", winner_text(o), reason_text(o.reason), o.reason.name())),
+        (None, Some(r)) => {
+            let result = match r.result {
+                RecordResult::Won(Side::Attackers) => "attackers_win",
+                RecordResult::Won(Side::Defenders) => "defenders_win",
+                RecordResult::Draw => "draw",
+                RecordResult::Unfinished => "unfinished",
+            };
+            (result, r.how, format!("{} (after {plies} plies)", r.text))
+        }
+        (None, None) => ("unfinished", None, format!("Unfinished after {plies} plies")),
+    };
+    let listed = format!("{}{}, {plies} plies", result.replace('_', " "), reason.map_or(String::new(), |r| format!(" ({r})")));
+    GameEnd { result, reason, text, listed }
 }
 
 fn square_kinds(v: &Variant) -> String {
@@ -164,14 +190,15 @@ pub fn data(title: &str, games: &[ViewGame]) -> Result<Value, ViewError> {
             }
         };
         let r = replay(g, i + 1)?;
-        let result = r.outcome.map_or("unfinished", |o| o.status_name());
+        let end = game_end(r.outcome, g.recorded_end.as_ref(), g.moves.len());
         let mut entry = json!({
             "label": g.label,
             "v": vi,
             "moves": r.moves,
-            "end": end_text(r.outcome, g.end_note.as_deref(), g.moves.len()),
-            "result": result,
-            "reason": r.outcome.map(|o| o.reason.name()),
+            "end": end.text,
+            "result": end.result,
+            "reason": end.reason,
+            "listed": format!("{}: {}", g.label, end.listed),
         });
         if g.notes.iter().any(Option::is_some) {
             entry["notes"] = Value::Array(g.notes.iter().map(|n| n.as_ref().map_or(Value::Null, note_json)).collect());

@@ -254,8 +254,7 @@
       var li = document.createElement("li");
       li.dataset.game = i;
       li.className = g.result;
-      var plies = g.moves ? g.moves.split(" ").length : 0;
-      li.textContent = (i + 1) + ". " + g.label + ": " + g.result.replace("_", " ") + (g.reason ? " (" + g.reason + ")" : "") + ", " + plies + " plies";
+      li.textContent = (i + 1) + ". " + g.listed;
       li.addEventListener("click", function () { go(i, 0); });
       list.appendChild(li);
     });

@@ -16,8 +16,13 @@ pub fn run(args: &[&str]) -> Output {
 
 /// Runs the binary with `input` on standard input, to completion.
 pub fn run_stdin(args: &[&str], input: &str) -> Output {
+    run_stdin_bytes(args, input.as_bytes())
+}
+
+/// Runs the binary with `input` (any bytes, UTF-8 or not) on standard input, to completion.
+pub fn run_stdin_bytes(args: &[&str], input: &[u8]) -> Output {
     let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("binary runs");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
 }
 

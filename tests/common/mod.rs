@@ -1,9 +1,13 @@
 //! Helpers shared by the integration tests: the rules crate's own test helpers (boards from
 //! ASCII art, moves from strings), so both packages' tests build positions the same way, and
-//! running the binary ([`cli`]).
+//! running the binary ([`cli`]), and what a test does when something it needs from outside the
+//! repository is missing ([`needs`]).
 #![allow(dead_code, unused_imports)]
 
 pub mod cli;
+pub mod needs;
+
+pub use needs::{require, Need};
 
 #[path = "../../crates/tafl-rules/tests/common/mod.rs"]
 mod rules_helpers;

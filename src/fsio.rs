@@ -15,9 +15,16 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
     let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
+        // Fault points (tests only, see crate::fault): a kill mid-write and before the rename.
+        let (mid, before_rename) =
+            if path.extension().is_some_and(|x| x == "safetensors") { ("checkpoint-mid", "checkpoint-rename") } else { ("file-mid", "file-rename") };
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
         let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
+        f.write_all(head)?;
+        crate::fault::point(mid);
+        f.write_all(tail)?;
         f.sync_all()?;
+        crate::fault::point(before_rename);
         fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -32,3 +32,24 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     result
 }
+
+/// The name of the file that `name` was a temporary file for, if it is one of
+/// [`atomic_write`]'s (`.NAME.tmpPID`); such a file outlives only a process killed mid-write.
+pub fn temp_target(name: &str) -> Option<&str> {
+    let (target, pid) = name.strip_prefix('.')?.rsplit_once(".tmp")?;
+    (!target.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::temp_target;
+
+    #[test]
+    fn temporary_names_give_their_target() {
+        assert_eq!(temp_target(".state.json.tmp4242"), Some("state.json"));
+        assert_eq!(temp_target(".g000001-trainer-0000.shard.tmp7"), Some("g000001-trainer-0000.shard"));
+        for not in ["state.json", ".state.json", ".state.json.tmp", ".x.tmpabc", ".tmp12"] {
+            assert_eq!(temp_target(not), None, "{not}");
+        }
+    }
+}

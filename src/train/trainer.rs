@@ -76,6 +76,9 @@ impl Trainer {
             Some(s) => s,
             None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
         };
+        for p in rd.remove_stale_temp_files()? {
+            reporter.line(&format!("removed {}, left by a killed process", p.display()));
+        }
         // A run copied without its shards (say a committed checkpoint) resumes with an empty
         // window: the games folder is made again.
         std::fs::create_dir_all(rd.games()).map_err(|e| super::io_err(&rd.games(), e))?;

@@ -179,6 +179,11 @@ pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Res
             dir.display(),
             s.generation
         ))),
+        // A run killed (or out of disk space) while being created has its config but no state.
+        (None, true) if rd.config().exists() => Err(TrainError::Run(format!(
+            "{}: nothing to resume (no state.json: the run's creation was interrupted); start it again without --resume",
+            dir.display()
+        ))),
         (None, true) => Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
         (Some(_), true) => rd.load_config(),
         (None, false) => cfg.ok_or_else(|| TrainError::Run("no config".into())),

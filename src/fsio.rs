@@ -15,13 +15,41 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
     let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
     let result = (|| {
+        // Fault points (tests only, see crate::fault): a kill mid-write and before the rename.
+        let (mid, before_rename) =
+            if path.extension().is_some_and(|x| x == "safetensors") { ("checkpoint-mid", "checkpoint-rename") } else { ("file-mid", "file-rename") };
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
         let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
+        f.write_all(head)?;
+        crate::fault::point(mid);
+        f.write_all(tail)?;
         f.sync_all()?;
+        crate::fault::point(before_rename);
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The name of the file that `name` was a temporary file for, if it is one of
+/// [`atomic_write`]'s (`.NAME.tmpPID`); such a file outlives only a process killed mid-write.
+pub fn temp_target(name: &str) -> Option<&str> {
+    let (target, pid) = name.strip_prefix('.')?.rsplit_once(".tmp")?;
+    (!target.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::temp_target;
+
+    #[test]
+    fn temporary_names_give_their_target() {
+        assert_eq!(temp_target(".state.json.tmp4242"), Some("state.json"));
+        assert_eq!(temp_target(".g000001-trainer-0000.shard.tmp7"), Some("g000001-trainer-0000.shard"));
+        for not in ["state.json", ".state.json", ".state.json.tmp", ".x.tmpabc", ".tmp12"] {
+            assert_eq!(temp_target(not), None, "{not}");
+        }
+    }
 }

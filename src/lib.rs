@@ -18,7 +18,8 @@
 //! - [`view`]: self-contained HTML pages to step through games (match records, archives,
 //!   self-play shards, balance samples), replayed with the rules.
 //!
-//! [`fsio`] (atomic file writes) serves every layer that writes files.
+//! [`fsio`] (atomic file writes) serves every layer that writes files; [`fault`] holds the
+//! test-only fault points that let tests/fault.rs kill a run at an exact moment.
 
 /// The rules layer: the `tafl-rules` crate (std, serde and TOML only), re-exported.
 pub use tafl_rules as rules;
@@ -27,6 +28,7 @@ pub use tafl_rules::play;
 pub mod arena;
 pub mod engine;
 pub mod export;
+pub mod fault;
 pub mod fsio;
 pub mod nn;
 pub mod search;

@@ -10,13 +10,15 @@
 //!   few games, so a kill loses at most the games in flight.
 //! - `metrics.jsonl`: one [`MetricsLine`] per generation.
 //!
-//! Every file is written atomically (temporary name, fsync, rename).
+//! Every file is written atomically (temporary name, fsync, rename); a trainer that starts
+//! removes the temporary files a killed one left.
 
 use super::{io_err, optim, RunConfig, TrainError};
-use crate::fsio::atomic_write;
+use crate::fsio::{atomic_write, temp_target};
 use crate::nn::checkpoint::{self, ModelMeta};
 use crate::nn::TaflNet;
 use crate::rules::Variant;
+use crate::selfplay::shard;
 use crate::stats::metrics::MetricsLine;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -93,6 +95,35 @@ impl RunDir {
         Ok(v)
     }
 
+    /// Removes the temporary files that killed processes left in the run directory (a kill
+    /// between creating a temporary file and renaming it: see [`atomic_write`]) and returns
+    /// their names. Only those of files the trainer writes: its own files, models and the
+    /// `trainer` shards (one trainer runs on a run directory, so none is a live process's);
+    /// workers' temporary shards may be in the middle of being written and are left alone.
+    pub(super) fn remove_stale_temp_files(&self) -> Result<Vec<PathBuf>, TrainError> {
+        let own = ["config.toml", "run.json", "state.json", "metrics.jsonl"];
+        let trainer_shard = |t: &str| shard::parse_file_name(t).is_some_and(|(_, writer)| writer == "trainer");
+        let own_file = |t: &str| own.contains(&t);
+        let any = |_: &str| true;
+        let dirs: [(PathBuf, &dyn Fn(&str) -> bool); 3] = [(self.root.clone(), &own_file), (self.models(), &any), (self.games(), &trainer_shard)];
+        let mut removed = Vec::new();
+        for (dir, ours) in &dirs {
+            let entries = match std::fs::read_dir(dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err(dir, e)),
+            };
+            for e in entries.filter_map(Result::ok) {
+                let name = e.file_name();
+                if name.to_str().and_then(temp_target).is_some_and(|t| ours(t)) {
+                    std::fs::remove_file(e.path()).map_err(|err| io_err(&e.path(), err))?;
+                    removed.push(e.path());
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// Saves `state.json`.
     pub(super) fn save_state(&self, state: &RunState) -> Result<(), TrainError> {
         write_json(&self.state(), state)
@@ -147,6 +178,11 @@ pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Res
             "{} already holds a run (generation {}); add --resume to continue it, or choose another --run-dir",
             dir.display(),
             s.generation
+        ))),
+        // A run killed (or out of disk space) while being created has its config but no state.
+        (None, true) if rd.config().exists() => Err(TrainError::Run(format!(
+            "{}: nothing to resume (no state.json: the run's creation was interrupted); start it again without --resume",
+            dir.display()
         ))),
         (None, true) => Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
         (Some(_), true) => rd.load_config(),

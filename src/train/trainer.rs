@@ -76,6 +76,9 @@ impl Trainer {
             Some(s) => s,
             None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
         };
+        for p in rd.remove_stale_temp_files()? {
+            reporter.line(&format!("removed {}, left by a killed process", p.display()));
+        }
         // A run copied without its shards (say a committed checkpoint) resumes with an empty
         // window: the games folder is made again.
         std::fs::create_dir_all(rd.games()).map_err(|e| super::io_err(&rd.games(), e))?;
@@ -241,6 +244,7 @@ impl Trainer {
                 lv += v.double_value(&[]);
                 steps += 1;
                 reporter.advance(1, &format!("loss {:.3}", lt / steps as f64));
+                crate::fault::point("sgd-step");
             }
             reporter.finish();
         }
@@ -316,7 +320,11 @@ fn side_share(s: &MatchSummary, side: Side) -> f64 {
 fn play_match(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize, seed: u64, label: &str, reporter: &dyn Reporter) -> Result<MatchSummary, TrainError> {
     reporter.start(label, games as u64);
     let cfg = MatchConfig { games, seed, opening_plies: 2 };
-    let results = arena::play_match(variant, a, b, &cfg, &|_| reporter.advance(1, "")).map_err(|e| TrainError::Run(e.to_string()))?;
+    let on_game = |_: &arena::GameResult| {
+        reporter.advance(1, "");
+        crate::fault::point("eval-game");
+    };
+    let results = arena::play_match(variant, a, b, &cfg, &on_game).map_err(|e| TrainError::Run(e.to_string()))?;
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
 }

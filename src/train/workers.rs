@@ -90,6 +90,7 @@ pub(super) fn self_play_in_process(
             window.add_game(&g);
             reporter.advance(1, &format!("{} plies", g.plies.len()));
             games.push(g);
+            crate::fault::point("selfplay-game");
             if pending.len() >= cfg.selfplay.games_per_shard {
                 if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
                     write_err.get_or_insert(e);

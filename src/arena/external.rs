@@ -330,9 +330,13 @@ pub struct External {
 }
 
 impl External {
-    /// How long an OTEP engine's output must have been quiet since its last move before it is
-    /// sent the next command.
-    pub const OTEP_QUIET: Duration = Duration::from_millis(100);
+    /// How long an OTEP engine's output must have been silent, after its last move, before it
+    /// is sent the next command.
+    pub const OTEP_QUIET: Duration = Duration::from_millis(50);
+    /// The least time after an OTEP engine's move before its next command.
+    pub const OTEP_AFTER_MOVE: Duration = Duration::from_millis(100);
+    /// The most time spent waiting for its output to go quiet.
+    pub const OTEP_QUIET_LIMIT: Duration = Duration::from_secs(2);
 }
 
 /// The result of one exchange: a protocol step either works or ends the game with a fault.
@@ -551,7 +555,7 @@ impl External {
             Ok(t) => t,
             // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
             // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if e.contains("over") => {
+            Err(e) if e == "play: the game is already over" => {
                 let status = self.htp("final_status", side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }
@@ -688,12 +692,24 @@ impl External {
         }
     }
 
-    /// OpenTafl sends its move before it plays it on its own board: a command that comes at
-    /// once can land on the board before that move. Waits until its output has been quiet for
-    /// [`External::OTEP_QUIET`] since its last move.
-    fn otep_quiet(&self) {
-        if let Some(t) = self.last_move_at {
-            std::thread::sleep((t + External::OTEP_QUIET).saturating_duration_since(Instant::now()));
+    /// OpenTafl's engine mode sends its move, then plays it on its own board, then prints its
+    /// search statistics; a command that arrives before that move is played lands on the board
+    /// without it, and OpenTafl silently drops an opponent's move it then finds illegal (seen:
+    /// an `opponent-move` 33 ms after its `move`; docs/engines.md). So after an engine's move,
+    /// its next command waits at least [`External::OTEP_AFTER_MOVE`] and until its output
+    /// has been silent for [`External::OTEP_QUIET`] (the statistics come after the move is
+    /// played), at most [`External::OTEP_QUIET_LIMIT`]. Lines read here answer nothing: no
+    /// `play` is outstanding (they still reach the transcript).
+    fn otep_quiet(&mut self) {
+        let Some(t) = self.last_move_at.take() else { return };
+        let Some(p) = self.proc.as_mut() else { return };
+        let limit = t + External::OTEP_QUIET_LIMIT;
+        std::thread::sleep((t + External::OTEP_AFTER_MOVE).saturating_duration_since(Instant::now()));
+        while Instant::now() < limit {
+            match p.lines.recv_timeout(External::OTEP_QUIET.min(limit.saturating_duration_since(Instant::now()))) {
+                Ok(_) => continue,
+                Err(_) => break,
+            }
         }
     }
 
@@ -746,7 +762,6 @@ impl External {
                 // An engine answers nothing but errors to what it is sent: whatever the code
                 // and whatever the ply, an `error` refuses the rules, the position or the
                 // opponent's move tafl-lab sent. A disagreement, never scored.
-                (Some("error"), Some("-1")) => return Err(forfeit(format!("engine error: {l}"))),
                 (Some("error"), _) => {
                     let b = self.board.clone();
                     return Err(self.disagreement(side, &b, format!("the engine takes {told}"), format!("refused it: {l}")));

@@ -497,6 +497,29 @@ mod tests {
     }
 
     #[test]
+    fn boards_read_top_rank_first_and_write_back() {
+        let v = Arc::new(Variant::preset("brandubh"));
+        let g = v.geometry;
+        // The 7x7 start in HTP's form: rank 7 first.
+        let start = Position::start(v);
+        assert_eq!(board_text(&start), "/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/");
+        let pieces = parse_board("/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
+        let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
+        let mut ours = start.pieces();
+        key(&mut ours);
+        let mut theirs = pieces;
+        key(&mut theirs);
+        assert_eq!(theirs, ours);
+        // One piece moved from d7 to a7: the top row changes, not the bottom one.
+        let moved = parse_board("/A6/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
+        assert!(moved.contains(&(g.parse_square("a7").unwrap(), Piece::Attacker)));
+        assert!(parse_board("/3A3/", g).is_none());
+        assert!(parse_board("/3A4/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
+        assert!(parse_board("/3X3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
+        assert!(parse_board("/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/", g).is_none(), "tafl-lab's own letters are not HTP's");
+    }
+
+    #[test]
     fn roles_and_squares_are_read_in_every_spelling_either_side_took() {
         for (text, side) in [("a", Side::Attackers), ("Attacker", Side::Attackers), ("ATTACKERS", Side::Attackers), ("D", Side::Defenders), ("defender", Side::Defenders), ("Defenders", Side::Defenders)] {
             assert_eq!(role(text), Some(side), "{text}");

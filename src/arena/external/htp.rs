@@ -3,24 +3,34 @@
 //! TCP (only moves answered, a refusal told from a crash by its stderr).
 
 use super::{External, Fault, Step};
+use crate::protocol::htp::{self as wire, Action, Command, Generated, Response};
 use crate::rules::notation::position_string;
-use crate::rules::{Geometry, Move, Piece, Position, Side, Square};
+use crate::rules::{Move, Piece, Position, Side, Square};
 use std::time::{Duration, Instant};
+
+/// The command whose answer (`= false`) marks the end of every reply: a command no engine
+/// knows.
+const SYNC: &str = "tafl-lab-sync";
+
+/// `play ROLE FROM TO` for a move of `side`, squares in tafl-lab's notation.
+fn play(side: Side, m: Move) -> Command {
+    Command::Play { side, action: Action::Move { from: m.from.to_string(), to: Some(m.to.to_string()) } }
+}
 
 impl External {
     /// Sets up the game: `board_size` and `first_move`, each refusal a disagreement, then the
     /// engine's board compared with tafl-lab's.
     pub(super) fn htp_new_game(&mut self, side: Side) -> Step<()> {
-        let size = self.variant.geometry.size();
+        let size = Command::BoardSize(self.variant.geometry.size());
         let deadline = Instant::now() + self.spec.move_time;
         // A refused set-up is a disagreement about what can be played, never a forfeit.
         let b = self.board.clone();
-        if let Err(e) = self.htp(&format!("board_size {size}"), side, deadline)? {
-            return Err(self.disagreement(side, &b, format!("board_size {size} is these rules' board"), format!("refused it: {e}")));
+        if let Err(e) = self.htp(&size, side, deadline)? {
+            return Err(self.disagreement(side, &b, format!("{size} is these rules' board"), format!("refused it: {e}")));
         }
-        let first = htp_role(self.board.to_move());
-        if let Err(e) = self.htp(&format!("first_move {first}"), side, deadline)? {
-            return Err(self.disagreement(side, &b, format!("first_move {first}"), format!("refused it: {e}")));
+        let first = Command::FirstMove(self.board.to_move());
+        if let Err(e) = self.htp(&first, side, deadline)? {
+            return Err(self.disagreement(side, &b, first.to_string(), format!("refused it: {e}")));
         }
         self.htp_compare_board(side, deadline, "the start position")
     }
@@ -29,44 +39,42 @@ impl External {
     /// and these two set the board and the first mover.
     pub(super) fn htp_client_new_game(&mut self, side: Side) -> Step<()> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
-        let size = self.variant.geometry.size();
-        let first = htp_role(self.board.to_move());
-        self.proc().send(&format!("board_size {size}")).map_err(forfeit)?;
-        self.proc().send(&format!("first_move {first}")).map_err(forfeit)
+        let size = Command::BoardSize(self.variant.geometry.size());
+        let first = Command::FirstMove(self.board.to_move());
+        self.proc().send(&size.to_string()).map_err(forfeit)?;
+        self.proc().send(&first.to_string()).map_err(forfeit)
     }
 
     /// Sends `cmd` and reads its reply: `Ok(text)` for `= text`, `Err(text)` for `? text`.
     /// Then a `known_command` round trip skips whatever the engine printed after the reply
     /// (boards, escape maps), so the next reply is read in step.
-    fn htp(&mut self, cmd: &str, side: Side, deadline: Instant) -> Step<Result<String, String>> {
+    fn htp(&mut self, cmd: &Command, side: Side, deadline: Instant) -> Step<Result<String, String>> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason: format!("{cmd}: {reason}") };
         let p = self.proc();
-        p.send(cmd).map_err(forfeit)?;
+        p.send(&cmd.to_string()).map_err(forfeit)?;
         let reply = loop {
-            let l = p.recv(deadline).map_err(forfeit)?;
-            if let Some(rest) = l.strip_prefix('=') {
-                break Ok(rest.trim().to_string());
-            }
-            if let Some(rest) = l.strip_prefix('?') {
-                break Err(rest.trim().to_string());
+            match Response::parse(&p.recv(deadline).map_err(forfeit)?) {
+                Some(Response::Success(m)) => break Ok(m),
+                Some(Response::Failure(e)) => break Err(e),
+                None => {}
             }
         };
-        p.send("known_command tafl-lab-sync").map_err(forfeit)?;
+        p.send(&Command::KnownCommand(SYNC.into()).to_string()).map_err(forfeit)?;
         let sync_deadline = deadline.max(Instant::now() + Duration::from_secs(5));
-        while p.recv(sync_deadline).map_err(forfeit)?.trim() != "= false" {}
+        let unknown = Response::Success(false.to_string()).to_string();
+        while p.recv(sync_deadline).map_err(forfeit)?.trim() != unknown {}
         Ok(reply)
     }
 
     pub(super) fn htp_turn(&mut self, history: &[Move], side: Side, deadline: Instant) -> Step<Move> {
         for &m in &history[self.known.len()..] {
             let before = self.board.clone();
-            let mover = before.to_move();
-            let cmd = format!("play {} {} {}", htp_role(mover), m.from, m.to);
+            let cmd = play(before.to_move(), m);
             let ours = self.board.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
             match self.htp(&cmd, side, deadline)? {
                 Err(e) => return Err(self.disagreement(side, &before, format!("{m} is legal"), format!("refused it: {e}"))),
                 Ok(text) => {
-                    let theirs = parse_squares(&text, before.geometry());
+                    let theirs = wire::parse_captures(&text, before.geometry());
                     let mut ours = ours.clone();
                     ours.sort();
                     if theirs.as_ref() != Some(&ours) {
@@ -76,13 +84,13 @@ impl External {
             }
             self.known.push(m);
         }
-        let reply = self.htp("generate_move", side, deadline)?;
+        let reply = self.htp(&Command::GenerateMove(None), side, deadline)?;
         let text = match reply {
             Ok(t) => t,
             // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
             // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if e == "play: the game is already over" => {
-                let status = self.htp("final_status", side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
+            Err(e) if e == wire::GAME_OVER => {
+                let status = self.htp(&Command::FinalStatus, side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }
             Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
@@ -97,21 +105,20 @@ impl External {
 
     /// Reads `play ROLE FROM TO[, score: ...]` (or a resignation) as `side`'s move.
     fn read_htp_play(&self, text: &str, side: Side) -> Step<Move> {
-        let head = text.split(',').next().unwrap_or("").to_lowercase();
-        let words: Vec<&str> = head.split_whitespace().collect();
-        match words.as_slice() {
-            ["play", _, "resigns", ..] | ["play", _, "resign", ..] => Err(Fault::Forfeit { side, reason: "resigned".into() }),
-            ["play", role, from, to] => {
-                if parse_role(role) != Some(side) {
+        let unreadable = || Fault::Forfeit { side, reason: format!("unreadable move {text:?}") };
+        match Generated::parse(text) {
+            Some(Generated::Resign(_)) => Err(Fault::Forfeit { side, reason: "resigned".into() }),
+            Some(Generated::Move { side: mover, from, to, .. }) => {
+                if mover != side {
                     return Err(Fault::Forfeit { side, reason: format!("moved for the other side: {text:?}") });
                 }
                 let g = self.board.geometry();
-                match (g.parse_square(from), g.parse_square(to)) {
+                match (wire::square(&from, g), wire::square(&to, g)) {
                     (Ok(f), Ok(t)) => Ok(Move::new(f, t)),
-                    _ => Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+                    _ => Err(unreadable()),
                 }
             }
-            _ => Err(Fault::Forfeit { side, reason: format!("unreadable move {text:?}") }),
+            None => Err(unreadable()),
         }
     }
 
@@ -121,7 +128,7 @@ impl External {
         let mut last_sent = None;
         for &m in &history[self.known.len()..] {
             let before = self.board.clone();
-            let cmd = format!("play {} {} {}", htp_role(before.to_move()), m.from, m.to);
+            let cmd = play(before.to_move(), m).to_string();
             self.board.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
             self.known.push(m);
             last_sent = Some((m, before));
@@ -129,7 +136,7 @@ impl External {
                 return Err(self.client_gone(side, e, last_sent));
             }
         }
-        if let Err(e) = self.proc().send("generate_move") {
+        if let Err(e) = self.proc().send(&Command::GenerateMove(None).to_string()) {
             return Err(self.client_gone(side, e, last_sent));
         }
         let text = loop {
@@ -174,12 +181,12 @@ impl External {
 
     /// Compares the engine's board (`show_board_open_tafl`, top row first) with tafl-lab's.
     fn htp_compare_board(&mut self, side: Side, deadline: Instant, when: &str) -> Step<()> {
-        let theirs = match self.htp("show_board_open_tafl", side, deadline)? {
+        let theirs = match self.htp(&Command::ShowBoardOpenTafl, side, deadline)? {
             Ok(t) => t,
             Err(e) => return Err(Fault::Forfeit { side, reason: format!("show_board_open_tafl: {e}") }),
         };
         let g = self.board.geometry();
-        let Some(mut pieces) = parse_htp_board(&theirs, g) else {
+        let Some(mut pieces) = wire::parse_board(&theirs, g) else {
             return Err(Fault::Forfeit { side, reason: format!("unreadable board {theirs:?}") });
         };
         let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
@@ -195,28 +202,7 @@ impl External {
     }
 }
 
-fn htp_role(side: Side) -> &'static str {
-    match side {
-        Side::Attackers => "attacker",
-        Side::Defenders => "defender",
-    }
-}
-
-fn parse_role(s: &str) -> Option<Side> {
-    match s.to_ascii_lowercase().as_str() {
-        "a" | "attacker" | "attackers" => Some(Side::Attackers),
-        "d" | "defender" | "defenders" => Some(Side::Defenders),
-        _ => None,
-    }
-}
-
-/// Squares separated by spaces, sorted (`None` if one does not parse).
-fn parse_squares(text: &str, g: Geometry) -> Option<Vec<Square>> {
-    let mut v: Vec<Square> = text.split_whitespace().map(|s| g.parse_square(&s.to_lowercase()).ok()).collect::<Option<_>>()?;
-    v.sort();
-    Some(v)
-}
-
+/// A capture list in a fault's text.
 fn squares_text(v: &[Square]) -> String {
     if v.is_empty() {
         "nothing".into()
@@ -224,55 +210,3 @@ fn squares_text(v: &[Square]) -> String {
         v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
     }
 }
-
-/// Reads HTP's `show_board_open_tafl`: rows from the top rank down, `A`/`D`/`K` for
-/// attacker, defender and king, digits for runs of empty squares. Turned into tafl-lab's
-/// position string (rank 1 first, `t`/`T`/`K`) and read by the rules crate's parser.
-fn parse_htp_board(s: &str, g: Geometry) -> Option<Vec<(Square, Piece)>> {
-    let rows: Vec<&str> = s.trim().trim_matches('/').split('/').collect();
-    if rows.len() != g.size() as usize || s.contains(['t', 'T']) {
-        return None;
-    }
-    let ours: String = rows.iter().rev().map(|r| r.replace('A', "t").replace('D', "T")).collect::<Vec<_>>().join("/");
-    let (size, pieces) = crate::rules::notation::parse_position_string(&format!("/{ours}/")).ok()?;
-    (size == g.size()).then_some(pieces)
-}
-
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rules::Variant;
-    use std::sync::Arc;
-
-    #[test]
-    fn htp_boards_read_top_rank_first() {
-        let v = Arc::new(Variant::preset("brandubh"));
-        let g = v.geometry;
-        // The 7x7 start in HTP's form: rank 7 first.
-        let pieces = parse_htp_board("/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
-        let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
-        let mut ours = Position::start(v).pieces();
-        key(&mut ours);
-        let mut theirs = pieces;
-        key(&mut theirs);
-        assert_eq!(theirs, ours);
-        // One piece moved from d7 to a7: the top row changes, not the bottom one.
-        let moved = parse_htp_board("/A6/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();
-        assert!(moved.contains(&(g.parse_square("a7").unwrap(), Piece::Attacker)));
-        assert!(parse_htp_board("/3A3/", g).is_none());
-        assert!(parse_htp_board("/3A4/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
-        assert!(parse_htp_board("/3X3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).is_none());
-    }
-
-    #[test]
-    fn capture_lists_parse_in_any_order_and_case() {
-        let g = Geometry::new(11).unwrap();
-        let a = parse_squares("c8 E8 ", g).unwrap();
-        let b = parse_squares("e8 c8", g).unwrap();
-        assert_eq!(a, b);
-        assert_eq!(parse_squares("", g), Some(vec![]));
-        assert_eq!(parse_squares("c8 zz", g), None);
-    }
-}
-

@@ -39,6 +39,7 @@ mod htp;
 mod otep;
 mod transport;
 
+use crate::protocol;
 use crate::rules::notation::position_string;
 use crate::rules::{Move, Position, Side, Variant};
 use serde::Serialize;
@@ -166,7 +167,7 @@ impl External {
     pub fn new(spec: ExternalSpec, variant: &Arc<Variant>) -> Result<External, String> {
         let size = variant.geometry.size();
         match spec.protocol {
-            Protocol::Htp if ![7, 11, 13].contains(&size) => {
+            Protocol::Htp if !protocol::htp::SIZES.contains(&size) => {
                 return Err(format!("HTP engines play 7x7, 11x11 and 13x13 boards; {} is {size}x{size}", variant.name))
             }
             Protocol::Otep => {
@@ -194,7 +195,7 @@ impl External {
     pub fn reset(&mut self) {
         if let (Some(p), true) = (self.proc.as_mut(), self.started) {
             if self.spec.protocol == Protocol::Otep {
-                let _ = p.send("finish 0");
+                let _ = p.send(&protocol::otep::Command::Finish(0).to_string());
             }
         }
         if self.spec.tcp {
@@ -257,7 +258,7 @@ impl External {
                 if self.spec.protocol == Protocol::Htp {
                     return Err(forfeit("an HTP engine plays from the start position: it needs the game's moves".into()));
                 }
-                self.proc().send(&format!("position {}", position_string(pos))).map_err(forfeit)?;
+                self.proc().send(&protocol::otep::Command::Position(position_string(pos)).to_string()).map_err(forfeit)?;
                 self.board = pos.clone();
             }
         }
@@ -319,7 +320,11 @@ impl Drop for External {
             if self.spec.tcp {
                 return; // an engine client has no quit; Proc's drop kills it
             }
-            let _ = p.send(if self.spec.protocol == Protocol::Otep { "goodbye" } else { "quit" });
+            let bye = match self.spec.protocol {
+                Protocol::Otep => protocol::otep::Command::Goodbye.to_string(),
+                Protocol::Htp => protocol::htp::Command::Quit.to_string(),
+            };
+            let _ = p.send(&bye);
             // Give it a moment to exit on its own; Proc's drop kills it otherwise.
             let deadline = Instant::now() + Duration::from_millis(500);
             while Instant::now() < deadline {

@@ -2,6 +2,8 @@
 //! OpenTafl 0.4.8 drives one, and keeps it on tafl-lab's board.
 
 use super::{External, Fault, Step};
+use crate::protocol::clock::{Clock, SideClock};
+use crate::protocol::otep::{Command, ParseError};
 use crate::rules::notation::{parse_move, position_string};
 use crate::rules::{Move, Side};
 use std::time::{Duration, Instant};
@@ -12,14 +14,14 @@ impl External {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
         let rules = crate::rules::notation::rules_string(&self.variant).expect("checked in new");
         self.otep_quiet();
-        self.proc().send(&format!("rules {rules}")).map_err(forfeit)
+        self.proc().send(&Command::Rules(rules).to_string()).map_err(forfeit)
     }
 
     pub(super) fn await_hello(&mut self, side: Side) -> Step<()> {
         let deadline = Instant::now() + self.spec.move_time.max(Duration::from_secs(10));
         loop {
             let l = self.proc().recv(deadline).map_err(|e| Fault::Forfeit { side, reason: format!("waiting for hello: {e}") })?;
-            if l.trim() == "hello" {
+            if Command::parse(l.trim()) == Ok(Some(Command::Hello)) {
                 return Ok(());
             }
         }
@@ -63,9 +65,9 @@ impl External {
         let board = position_string(&start);
         let mut lines = Vec::new();
         if let ([m], true) = (unseen, self.board.to_move() != side) {
-            lines.push(format!("opponent-move {m} {board}"));
+            lines.push(Command::OpponentMove { moves: vec![m.to_string()], position: Some(board.clone()) }.to_string());
         }
-        lines.push(format!("position {board}"));
+        lines.push(Command::Position(board).to_string());
         // What the engine is told this turn, for the report of a refusal.
         let told = if self.known.is_empty() { format!("these rules and {:?}", lines.join("; ")) } else { format!("{:?}", lines.join("; ")) };
         self.board = start;
@@ -76,26 +78,28 @@ impl External {
         for line in &lines {
             p.send(line).map_err(forfeit)?;
         }
-        p.send(&format!("play {}", side.name())).map_err(forfeit)?;
+        p.send(&Command::Play(side).to_string()).map_err(forfeit)?;
         if timed {
-            let ms = budget.as_millis();
-            p.send(&format!("clock {ms} {ms} 0 0 0")).map_err(forfeit)?;
+            // Whole milliseconds, both sides alike, no overtime.
+            let each = SideClock { millis: budget.as_millis() as f64, overtime: false, periods: 0 };
+            p.send(&Command::Clock(Clock { attackers: each, defenders: each, period_secs: 0.0 }).to_string()).map_err(forfeit)?;
         }
         let text = loop {
             let l = self.proc().recv(deadline).map_err(forfeit)?;
-            let mut words = l.split_whitespace();
-            match (words.next(), words.next()) {
-                (Some("move"), Some(m)) => {
+            // A Java engine whose search thread died (OpenTafl's does, printing the trace on
+            // stdout) would never answer: its forfeit now, with the trace's first line.
+            if l.split_whitespace().take(2).eq(["Exception", "in"]) {
+                return Err(forfeit(format!("the engine crashed: {l}")));
+            }
+            match Command::parse(l.trim()) {
+                Ok(Some(Command::Move(m))) if !m.is_empty() => {
                     self.last_move_at = Some(Instant::now());
-                    break m.to_string();
+                    break m;
                 }
-                // A Java engine whose search thread died (OpenTafl's does, printing the trace
-                // on stdout) would never answer: its forfeit now, with the trace's first line.
-                (Some("Exception"), Some("in")) => return Err(forfeit(format!("the engine crashed: {l}"))),
                 // An engine answers nothing but errors to what it is sent: whatever the code
-                // and whatever the ply, an `error` refuses the rules, the position or the
-                // opponent's move tafl-lab sent. A disagreement, never scored.
-                (Some("error"), _) => {
+                // (readable or not) and whatever the ply, an `error` refuses the rules, the
+                // position or the opponent's move tafl-lab sent. A disagreement, never scored.
+                Ok(Some(Command::Error { .. })) | Err(ParseError::Arguments { verb: "error", .. }) => {
                     let b = self.board.clone();
                     return Err(self.disagreement(side, &b, format!("the engine takes {told}"), format!("refused it: {l}")));
                 }
@@ -105,7 +109,7 @@ impl External {
         let g = self.board.geometry();
         let mv = parse_move(&text, g).map_err(|e| forfeit(format!("unreadable move: {e}")))?.mv;
         self.take_engine_move(side, mv, &text)?;
-        let ack = format!("move {}", position_string(&self.board));
+        let ack = Command::Move(position_string(&self.board)).to_string();
         self.proc().send(&ack).map_err(forfeit)?;
         Ok(mv)
     }

@@ -4,6 +4,8 @@
 //! - [`rules`] (the `tafl-rules` crate, re-exported): exact rules of every variant, as data; move generation, captures, game ends,
 //!   notation, perft.
 //! - [`play`]: simple agents and whole games on top of the rules (random play, playouts).
+//! - [`protocol`]: the engine protocols' lines (OTEP, HTP) as typed commands and replies, and
+//!   the clock budget; one codec for [`engine`] and for [`arena`]'s external engines.
 //! - [`search`]: MCTS (PUCT, Gumbel, solver, leaf batching) behind an `Evaluator` trait; no tch.
 //! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
 //!   evaluator.
@@ -31,6 +33,7 @@ pub mod export;
 pub mod fault;
 pub mod fsio;
 pub mod nn;
+pub mod protocol;
 pub mod search;
 pub mod selfplay;
 pub mod stats;

@@ -8,9 +8,11 @@
 //! `final_status`, `time_settings un-timed | fischer MINUTES ADD_SECONDS`, `show_board`,
 //! `show_board_open_tafl`, `play_from`, `play_to ROLE FROM`, `play_undo`, `known_command X`,
 //! `list_commands`, `name`, `version`, `protocol_version`, `quit` (no answer). A role is `a`,
-//! `attacker`, `d` or `defender` in any case and is written `attacker` / `defender`; a square
-//! is a file letter and a rank number, rank 1 at the bottom (tafl-lab's own notation), read in
-//! any case and written in lower case, or upper case on 13x13, as the reference program does.
+//! `attacker`, `d` or `defender` (or the plural) in any case and is written `attacker` /
+//! `defender`; a square is a file letter and a rank number, rank 1 at the bottom (tafl-lab's
+//! own notation), read in any case and written in lower case, or upper case on 13x13, as the
+//! reference program does. The lines and these spellings are [`crate::protocol::htp`]'s, the
+//! codec that tafl-lab's client of other HTP engines uses too.
 //!
 //! The game itself is tafl-lab's: `board_size` picks the preset of that size (7 `brandubh`,
 //! 11 `copenhagen`, 13 `copenhagen-13`) and every move, capture and `final_status` comes from
@@ -29,37 +31,18 @@
 //! read as bytes: one that is not UTF-8 is answered `? the line is not UTF-8: ...` and the
 //! engine reads on.
 
-use super::{fischer_budget, not_utf8, read_line, InputLine, TimeControl};
+use super::TimeControl;
 use crate::arena::{Agent, AgentError, AgentSpec};
+use crate::protocol::clock::fischer_budget;
+use crate::protocol::htp::{self as wire, board_text, captures_text, role_name, Action, Command, Generated, Response, TimeSettings, PROTOCOL_VERSION};
+use crate::protocol::{not_utf8, read_line, InputLine};
 use crate::rules::{Move, Position, Side, Square, Variant};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The commands this engine knows, in the order `list_commands` gives them (the reference
-/// program's list).
-pub const COMMANDS: [&str; 17] = [
-    "board_size",
-    "final_status",
-    "first_move",
-    "generate_move",
-    "known_command",
-    "list_commands",
-    "name",
-    "play",
-    "play_from",
-    "play_to",
-    "play_undo",
-    "protocol_version",
-    "quit",
-    "show_board",
-    "show_board_open_tafl",
-    "time_settings",
-    "version",
-];
-
-/// The HTP version the reference program reports.
-const PROTOCOL_VERSION: &str = "1-beta";
+/// The commands this engine knows, in the order `list_commands` gives them.
+pub use crate::protocol::htp::COMMANDS;
 
 /// The preset HTP's `board_size` stands for.
 fn preset_of_size(size: u8) -> Option<&'static str> {
@@ -78,23 +61,6 @@ fn first_side(variant: &Variant) -> Side {
         Side::Defenders
     } else {
         variant.rules.first
-    }
-}
-
-/// An HTP role: `a`, `attacker`, `d`, `defender`, any case.
-fn parse_role(text: &str) -> Result<Side, String> {
-    match text.to_ascii_lowercase().as_str() {
-        "a" | "attacker" => Ok(Side::Attackers),
-        "d" | "defender" => Ok(Side::Defenders),
-        _ => Err(format!("bad role {text:?} (expected a, attacker, d or defender)")),
-    }
-}
-
-/// A role as HTP writes it.
-fn role_name(side: Side) -> &'static str {
-    match side {
-        Side::Attackers => "attacker",
-        Side::Defenders => "defender",
     }
 }
 
@@ -197,8 +163,8 @@ impl HtpEngine {
             };
             match reply {
                 Reply::Silent => continue,
-                Reply::Success(m) => writeln!(out, "= {m}")?,
-                Reply::Failure(e) => write!(out, "? {}\n\n", e.replace(['\n', '\r'], " "))?,
+                Reply::Success(m) => writeln!(out, "{}", Response::Success(m))?,
+                Reply::Failure(e) => write!(out, "{}\n\n", Response::Failure(e))?,
                 Reply::Quit => return Ok(()),
             }
             out.flush()?;
@@ -207,33 +173,29 @@ impl HtpEngine {
 
     /// Handles one line.
     pub fn handle(&mut self, line: &str) -> Reply {
-        let line = line.split('#').next().unwrap_or("");
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let Some((&cmd, args)) = words.split_first() else {
-            return Reply::Silent;
+        let cmd = match Command::parse(line) {
+            Ok(Some(cmd)) => cmd,
+            Ok(None) => return Reply::Silent,
+            Err(e) => return Reply::Failure(e.to_string()),
         };
         let result = match cmd {
-            "board_size" => self.board_size(args),
-            "first_move" => self.first_move(args),
-            "play" => self.play(args),
-            "generate_move" => self.generate_move(args),
-            "final_status" => Ok(self.final_status().to_string()),
-            "time_settings" => self.time_settings(args),
-            "show_board" => Ok(self.show_board()),
-            "show_board_open_tafl" => Ok(self.open_tafl_board()),
-            "play_from" => self.play_from(),
-            "play_to" => self.play_to(args),
-            "play_undo" => self.play_undo(),
-            "known_command" => match args.first() {
-                Some(c) => Ok(COMMANDS.contains(c).to_string()),
-                None => Err("expected: known_command COMMAND".to_string()),
-            },
-            "list_commands" => Ok(format!("\n{}", COMMANDS.join("\n"))),
-            "name" => Ok(env!("CARGO_PKG_NAME").to_string()),
-            "version" => Ok(env!("CARGO_PKG_VERSION").to_string()),
-            "protocol_version" => Ok(PROTOCOL_VERSION.to_string()),
-            "quit" => return Reply::Quit,
-            other => Err(format!("unrecognized command: {}", other.escape_debug())),
+            Command::BoardSize(size) => self.board_size(size),
+            Command::FirstMove(side) => self.first_move(side),
+            Command::Play { side, action } => self.play(side, action),
+            Command::GenerateMove(side) => self.generate_move(side),
+            Command::FinalStatus => Ok(self.final_status().to_string()),
+            Command::TimeSettings(t) => self.time_settings(t),
+            Command::ShowBoard => Ok(self.show_board()),
+            Command::ShowBoardOpenTafl => Ok(board_text(&self.position)),
+            Command::PlayFrom => self.play_from(),
+            Command::PlayTo { side, from } => self.play_to(side, &from),
+            Command::PlayUndo => self.play_undo(),
+            Command::KnownCommand(c) => Ok(COMMANDS.contains(&c.as_str()).to_string()),
+            Command::ListCommands => Ok(format!("\n{}", COMMANDS.join("\n"))),
+            Command::Name => Ok(env!("CARGO_PKG_NAME").to_string()),
+            Command::Version => Ok(env!("CARGO_PKG_VERSION").to_string()),
+            Command::ProtocolVersion => Ok(PROTOCOL_VERSION.to_string()),
+            Command::Quit => return Reply::Quit,
         };
         match result {
             Ok(m) => Reply::Success(m),
@@ -263,29 +225,23 @@ impl HtpEngine {
         Ok(())
     }
 
-    fn board_size(&mut self, args: &[&str]) -> Result<String, String> {
-        let usage = "expected: board_size 7, board_size 11 or board_size 13";
-        let text = args.first().ok_or(usage)?;
-        let name = text.parse::<u8>().ok().and_then(preset_of_size).ok_or_else(|| format!("board_size {text}: {usage}"))?;
+    fn board_size(&mut self, size: u8) -> Result<String, String> {
+        let name = preset_of_size(size).ok_or_else(|| format!("board_size {size}: no preset of this size"))?;
         let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name)) };
         if self.cfg.agent.uses_model()
             && (variant.geometry != self.cfg.variant.geometry
                 || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
         {
-            let size = self.cfg.variant.geometry.size();
-            return Err(format!(
-                "board_size {text}: the model plays {} ({size}x{size}), not {name}",
-                self.cfg.variant.name
-            ));
+            let ours = self.cfg.variant.geometry.size();
+            return Err(format!("board_size {size}: the model plays {} ({ours}x{ours}), not {name}", self.cfg.variant.name));
         }
         let first = first_side(&variant);
         self.new_game(variant, first)?;
         Ok(String::new())
     }
 
-    fn first_move(&mut self, args: &[&str]) -> Result<String, String> {
-        let role = parse_role(args.first().ok_or("expected: first_move ROLE")?)?;
-        self.new_game(self.variant.clone(), role)?;
+    fn first_move(&mut self, side: Side) -> Result<String, String> {
+        self.new_game(self.variant.clone(), side)?;
         Ok(String::new())
     }
 
@@ -316,17 +272,12 @@ impl HtpEngine {
 
     /// A square of this board, in any case.
     fn square(&self, text: &str) -> Result<Square, String> {
-        self.position.geometry().parse_square(&text.to_ascii_lowercase()).map_err(|e| e.to_string())
+        wire::square(text, self.position.geometry())
     }
 
     /// A square as HTP writes it: upper case on 13x13, lower case otherwise.
     fn square_name(&self, sq: Square) -> String {
-        let s = sq.to_string();
-        if self.position.geometry().size() == 13 {
-            s.to_ascii_uppercase()
-        } else {
-            s
-        }
+        wire::square_name(sq, self.position.geometry())
     }
 
     /// Charges the side that just moved with the time its turn took, and starts the next turn.
@@ -350,25 +301,23 @@ impl HtpEngine {
         Ok(captures)
     }
 
-    fn play(&mut self, args: &[&str]) -> Result<String, String> {
-        let usage = "expected: play ROLE FROM TO or play ROLE resigns";
-        let (Some(role), Some(from)) = (args.first(), args.get(1)) else {
-            return Err(usage.to_string());
-        };
-        let side = parse_role(role)?;
+    fn play(&mut self, side: Side, action: Action) -> Result<String, String> {
         if let Some(why) = self.over() {
             return Err(format!("play: {why}"));
         }
-        if from.eq_ignore_ascii_case("resigns") || from.eq_ignore_ascii_case("resign") {
-            if side != self.position.to_move() {
-                return Err(format!("play: the {side} cannot resign on the {}' turn", self.position.to_move()));
+        let (from, to) = match action {
+            Action::Move { from, to } => (from, to),
+            Action::Resign => {
+                if side != self.position.to_move() {
+                    return Err(format!("play: the {side} cannot resign on the {}' turn", self.position.to_move()));
+                }
+                self.steps.push(Step::Resign);
+                self.resigned = Some(side);
+                return Ok(String::new());
             }
-            self.steps.push(Step::Resign);
-            self.resigned = Some(side);
-            return Ok(String::new());
-        }
-        let to = args.get(2).ok_or(usage)?;
-        let mv = Move::new(self.square(from)?, self.square(to)?);
+        };
+        let to = to.ok_or("expected: play ROLE FROM TO or play ROLE resigns")?;
+        let mv = Move::new(self.square(&from)?, self.square(&to)?);
         let to_move = self.position.to_move();
         if side != to_move {
             return Err(format!("play: it isn't the {side}' turn (the {to_move} are to move)"));
@@ -384,7 +333,7 @@ impl HtpEngine {
             return Err(format!("play: {} {} is not legal here", self.square_name(mv.from), self.square_name(mv.to)));
         }
         let captures = self.make(mv)?;
-        Ok(captures.iter().map(|&s| format!("{} ", self.square_name(s))).collect())
+        Ok(captures_text(&captures, self.position.geometry()))
     }
 
     /// The think time for the side to move: the fixed move time, a share of its Fischer clock,
@@ -399,10 +348,9 @@ impl HtpEngine {
         }
     }
 
-    fn generate_move(&mut self, args: &[&str]) -> Result<String, String> {
+    fn generate_move(&mut self, side: Option<Side>) -> Result<String, String> {
         let to_move = self.position.to_move();
-        if let Some(role) = args.first() {
-            let side = parse_role(role)?;
+        if let Some(side) = side {
             if side != to_move {
                 return Err(format!("generate_move: it isn't the {side}' turn (the {to_move} are to move)"));
             }
@@ -425,25 +373,18 @@ impl HtpEngine {
         };
         let delay = started.elapsed().as_millis();
         self.make(mv)?;
-        Ok(format!(
-            "play {} {} {}, score: {score:.3}, delay milliseconds: {delay}, loops: {loops}",
-            role_name(to_move),
-            self.square_name(mv.from),
-            self.square_name(mv.to),
-        ))
+        let notes = format!("score: {score:.3}, delay milliseconds: {delay}, loops: {loops}");
+        Ok(Generated::Move { side: to_move, from: self.square_name(mv.from), to: self.square_name(mv.to), notes }.to_string())
     }
 
-    fn time_settings(&mut self, args: &[&str]) -> Result<String, String> {
-        let usage = "expected: time_settings un-timed or time_settings fischer MINUTES ADD_SECONDS";
-        let fischer = match args {
-            ["un-timed"] => None,
-            ["fischer", minutes, seconds] => {
-                let num = |t: &str| t.parse::<u32>().map_err(|_| format!("time_settings: {t:?} is not a whole number >= 0; {usage}"));
-                let start = Duration::from_secs(u64::from(num(minutes)?) * 60);
-                let increment = Duration::from_secs(u64::from(num(seconds)?));
+    fn time_settings(&mut self, settings: TimeSettings) -> Result<String, String> {
+        let fischer = match settings {
+            TimeSettings::Untimed => None,
+            TimeSettings::Fischer { minutes, add_seconds } => {
+                let start = Duration::from_secs(u64::from(minutes) * 60);
+                let increment = Duration::from_secs(u64::from(add_seconds));
                 Some(Fischer { start, increment, left: [start; 2] })
             }
-            _ => return Err(usage.to_string()),
         };
         // As in the reference program, new time settings start a new game.
         self.fischer = fischer;
@@ -493,11 +434,7 @@ impl HtpEngine {
     }
 
     /// The squares a piece of the side to move can go to: `TO TO ...`.
-    fn play_to(&self, args: &[&str]) -> Result<String, String> {
-        let (Some(role), Some(from)) = (args.first(), args.get(1)) else {
-            return Err("play_to: expected 'play_to ROLE FROM'".to_string());
-        };
-        let side = parse_role(role)?;
+    fn play_to(&self, side: Side, from: &str) -> Result<String, String> {
         let from = self.square(from)?;
         if let Some(why) = self.over() {
             return Err(format!("play_to: {why}"));
@@ -517,33 +454,6 @@ impl HtpEngine {
     fn show_board(&self) -> String {
         let board = self.position.board(self.last);
         format!("\n{board}\nstatus: {}\nturn: {}", self.final_status(), role_name(self.position.to_move()))
-    }
-
-    /// The board in OpenTafl's notation as the reference program writes it: top rank first,
-    /// `A` attacker, `D` defender, `K` king, runs of empty squares as numbers.
-    fn open_tafl_board(&self) -> String {
-        let n = self.position.geometry().size();
-        let mut out = String::from("/");
-        for rank in (0..n).rev() {
-            let mut empty = 0;
-            for file in 0..n {
-                match self.position.piece_at(Square::new(file, rank)) {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            out.push_str(&empty.to_string());
-                            empty = 0;
-                        }
-                        out.push(p.layout_char().to_ascii_uppercase());
-                    }
-                }
-            }
-            if empty > 0 {
-                out.push_str(&empty.to_string());
-            }
-            out.push('/');
-        }
-        out
     }
 }
 

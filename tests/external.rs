@@ -338,11 +338,14 @@ fn htp_set_up_refusals_resignations_and_game_over_replies_are_scored_by_their_ex
     }
     let s = MatchSummary::from_games(&games);
     assert_eq!((s.games, s.a_total().loss, s.forfeits), (2, 2, 2));
-    // Its exact game-over refusal, where tafl-lab plays on: a disagreement.
-    let games = play("brandubh", &fake("over"), &ours, 1);
-    match &games[0].fault {
-        Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("goes on") && theirs.contains("game is over"), "{ours} / {theirs}"),
-        other => panic!("over: ended {other:?}"),
+    // Its exact game-over refusal, bare or in the `message:` form hnefatafl-copenhagen 6.4.1
+    // gives after a resignation, where tafl-lab plays on: a disagreement.
+    for mode in ["over", "over-wrapped"] {
+        let games = play("brandubh", &fake(mode), &ours, 1);
+        match &games[0].fault {
+            Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("goes on") && theirs.contains("game is over"), "{mode}: {ours} / {theirs}"),
+            other => panic!("{mode}: ended {other:?}"),
+        }
     }
     // Any other refusal to move is its failure to move, even when it contains "over" (the old
     // client read any such reply as a disagreement).

@@ -47,9 +47,10 @@ pub const PROTOCOL_VERSION: &str = "1-beta";
 /// The board sizes `board_size` takes.
 pub const SIZES: [u8; 3] = [7, 11, 13];
 
-/// The reference program's exact refusal of `generate_move` when it finds the game over (its
-/// `InvalidMove::GameOver`).
-pub const GAME_OVER: &str = "play: the game is already over";
+/// The reference program's exact refusals of `generate_move` when it finds the game over: its
+/// `InvalidMove::GameOver`, bare or wrapped in its `message:` error (the form hnefatafl-copenhagen
+/// 6.4.1 answers after a resignation, seen here).
+pub const GAME_OVER: [&str; 2] = ["play: the game is already over", "message: play: the game is already over"];
 
 /// An HTP role in any case: `a`, `attacker`, `attackers`, `d`, `defender`, `defenders`.
 pub fn role(text: &str) -> Option<Side> {

@@ -89,7 +89,7 @@ impl External {
             Ok(t) => t,
             // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
             // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if e == wire::GAME_OVER => {
+            Err(e) if wire::GAME_OVER.contains(&e.as_str()) => {
                 let status = self.htp(&Command::FinalStatus, side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }

@@ -30,7 +30,7 @@ impl External {
     /// OpenTafl's engine mode sends its move, then plays it on its own board, then prints its
     /// search statistics; a command that arrives before that move is played lands on the board
     /// without it, and OpenTafl silently drops an opponent's move it then finds illegal (seen:
-    /// an `opponent-move` 33 ms after its `move`; docs/engines.md). So after an engine's move,
+    /// an `opponent-move` 32 ms after its `move`; docs/engines.md). So after an engine's move,
     /// its next command waits at least [`External::OTEP_AFTER_MOVE`] and until its output
     /// has been silent for [`External::OTEP_QUIET`] (the statistics come after the move is
     /// played), at most [`External::OTEP_QUIET_LIMIT`]. Lines read here answer nothing: no

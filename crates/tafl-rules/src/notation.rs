@@ -32,13 +32,13 @@
 //! by rules tafl-lab cannot follow (berserk pieces, jumps, Linnaean capture, weak shieldwalls,
 //! a strong king beside a throne that is not hostile to defenders...) is refused, naming the key.
 
-use super::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
-use super::geometry::{Geometry, Square};
-use super::position::Position;
-use super::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, Speed, When, Who};
-use super::setup::Setup;
-use super::types::{Move, Piece, Side};
-use super::variant::Variant;
+use crate::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
+use crate::geometry::{Geometry, Square};
+use crate::position::Position;
+use crate::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, Speed, When, Who};
+use crate::setup::Setup;
+use crate::types::{Move, Piece, Side};
+use crate::variant::Variant;
 use std::sync::Arc;
 
 /// Writes a position string (rank 1 first).
@@ -136,6 +136,14 @@ pub fn parse_position(variant: Arc<Variant>, s: &str, to_move: Side) -> Result<P
     Position::from_setup(variant, &Setup { size, pieces, to_move })
 }
 
+/// A position shows as its OpenTafl position string (kept here, beside
+/// [`position_string`], so that `position` stays below `notation`).
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", position_string(self))
+    }
+}
+
 /// A parsed move record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveRecord {
@@ -182,6 +190,17 @@ pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, ParseError> {
         }
     };
     Ok(MoveRecord { mv, captures })
+}
+
+impl Move {
+    /// Parses `a1-a4`, ignoring a capture list and info symbols; see [`parse_move`] for the
+    /// full record. (Here rather than in `types` so that `types` stays below `notation`.)
+    ///
+    /// # Errors
+    /// See [`parse_move`].
+    pub fn parse(s: &str, geometry: Geometry) -> Result<Move, ParseError> {
+        parse_move(s, geometry).map(|r| r.mv)
+    }
 }
 
 /// Splits a move list (whitespace separated; numbered OpenTafl turns like `1.` are skipped).

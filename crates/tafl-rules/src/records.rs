@@ -20,8 +20,11 @@
 //! and a recorded result that agrees with the rules' own end. A record that fails is skipped
 //! by its users with the one-line reason this module gives; nothing here guesses.
 
+use crate::geometry::Square;
 use crate::notation::{parse_move, split_moves};
-use crate::{Move, Outcome, Piece, Position, Side, Square, Variant};
+use crate::position::Position;
+use crate::types::{Move, Outcome, Piece, Side};
+use crate::variant::Variant;
 use std::fmt;
 use std::sync::Arc;
 

@@ -854,7 +854,7 @@ mod tests {
 
     #[test]
     fn htp_boards_read_top_rank_first() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let g = v.geometry;
         // The 7x7 start in HTP's form: rank 7 first.
         let pieces = parse_htp_board("/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/", g).unwrap();

@@ -267,7 +267,7 @@ impl HtpEngine {
         let usage = "expected: board_size 7, board_size 11 or board_size 13";
         let text = args.first().ok_or(usage)?;
         let name = text.parse::<u8>().ok().and_then(preset_of_size).ok_or_else(|| format!("board_size {text}: {usage}"))?;
-        let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name)) };
+        let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name)?) };
         if self.cfg.agent.uses_model()
             && (variant.geometry != self.cfg.variant.geometry
                 || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
@@ -560,7 +560,7 @@ mod tests {
     use super::*;
 
     fn engine(variant: &str) -> HtpEngine {
-        let variant = Arc::new(Variant::preset(variant));
+        let variant = Arc::new(Variant::preset(variant).expect("preset"));
         HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 })
             .unwrap()
     }

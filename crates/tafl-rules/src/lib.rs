@@ -9,12 +9,14 @@
 //! use std::sync::Arc;
 //! use tafl_rules::{notation, Position, Variant};
 //!
-//! let brandubh = Arc::new(Variant::preset("brandubh"));
+//! let brandubh = Arc::new(Variant::preset("brandubh")?);
 //! let mut pos = Position::start(brandubh);
 //! assert_eq!(pos.legal_moves().len(), 40);
-//! let mv = notation::parse_move("d2-b2", pos.geometry()).unwrap().mv;
+//! let mv = notation::parse_move("d2-b2", pos.geometry())?.mv;
 //! let captured = pos.play(mv).unwrap();
 //! assert!(captured.is_empty() && pos.outcome().is_none());
+//! assert!(Variant::preset("brandub").is_err());
+//! # Ok::<(), tafl_rules::ParseError>(())
 //! ```
 //!
 //! A variant is one [`RuleSet`] plus a layout, read from TOML (the presets are embedded) or

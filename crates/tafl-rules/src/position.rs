@@ -580,12 +580,12 @@ mod tests {
     /// field, the history included, exactly as `clone` does.
     #[test]
     fn clone_from_equals_clone() {
-        let mut source = Position::start(Arc::new(Variant::preset("brandubh")));
+        let mut source = Position::start(Arc::new(Variant::preset("brandubh").expect("preset")));
         for _ in 0..3 {
             let mv = source.legal_moves()[1];
             source.make(mv);
         }
-        let mut target = Position::start(Arc::new(Variant::preset("tablut")));
+        let mut target = Position::start(Arc::new(Variant::preset("tablut").expect("preset")));
         for _ in 0..9 {
             let mv = target.legal_moves()[0];
             target.make(mv);

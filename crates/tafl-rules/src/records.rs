@@ -415,7 +415,7 @@ mod tests {
     use super::*;
 
     fn copenhagen() -> Arc<Variant> {
-        Arc::new(Variant::preset("copenhagen"))
+        Arc::new(Variant::preset("copenhagen").expect("preset"))
     }
 
     #[test]
@@ -520,7 +520,7 @@ mod tests {
 
     #[test]
     fn moves_after_the_end_and_contradicting_results_are_refused() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let start = Position::start(v.clone());
         let (moves, end) = finished_game(&v);
         let right = end.winner.map_or(RecordResult::Draw, RecordResult::Won);

@@ -4,7 +4,7 @@
 
 use crate::error::ParseError;
 use crate::notation::parse_rules_string;
-use crate::variant::{load_error, Variant, PRESETS};
+use crate::variant::{load_error, preset_names, Variant, PRESETS};
 use std::path::Path;
 
 impl Variant {
@@ -29,10 +29,7 @@ impl Variant {
         }
         Err(load_error(
             spec,
-            format!(
-                "unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)",
-                PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            ),
+            format!("unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)", preset_names()),
         ))
     }
 }

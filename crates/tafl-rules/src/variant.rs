@@ -103,6 +103,11 @@ fn who_bits(w: crate::ruleset::Who) -> u8 {
     }
 }
 
+/// The preset names, in listing order, separated by commas.
+pub(crate) fn preset_names() -> String {
+    PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
 /// An error loading the variant from `origin` (a file, a preset, a spec): a
 /// [`ParseKind::Variant`] error whose message starts with the origin.
 pub(crate) fn load_error(origin: &str, message: impl fmt::Display) -> ParseError {
@@ -148,11 +153,17 @@ impl Variant {
 
     /// A preset by name.
     ///
+    /// # Errors
+    /// A [`ParseKind::Variant`] error when `name` is not a preset, one line naming it and the
+    /// presets.
+    ///
     /// # Panics
-    /// If `name` is not a preset or the embedded preset is invalid (a build error).
-    pub fn preset(name: &str) -> Variant {
-        let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no preset {name}"));
-        Variant::from_toml_str(text, name).unwrap_or_else(|e| panic!("{e}"))
+    /// If the embedded preset is invalid (a build error; the tests load every preset).
+    pub fn preset(name: &str) -> Result<Variant, ParseError> {
+        let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+            return Err(load_error(name, format!("unknown preset (presets: {})", preset_names())));
+        };
+        Ok(Variant::from_toml_str(text, name).unwrap_or_else(|e| panic!("{e}")))
     }
 
     /// Loads a variant file.
@@ -539,7 +550,7 @@ mod tests {
     #[test]
     fn rule_sets_serialize_as_serde_json_does() {
         for (name, _) in PRESETS {
-            let rules = Variant::preset(name).rules;
+            let rules = Variant::preset(name).expect("preset").rules;
             assert_eq!(crate::canonical::to_json(&rules).unwrap(), serde_json::to_string(&rules).unwrap(), "{name}");
         }
     }

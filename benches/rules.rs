@@ -9,7 +9,7 @@ use tafl_lab::rules::{Position, Variant};
 
 fn bench(c: &mut Criterion) {
     for name in ["brandubh", "copenhagen"] {
-        let pos = Position::start(Arc::new(Variant::preset(name)));
+        let pos = Position::start(Arc::new(Variant::preset(name).unwrap_or_else(|e| panic!("{e}"))));
         c.bench_function(&format!("{name}/perft3"), |b| {
             b.iter(|| {
                 let mut p = pos.clone();

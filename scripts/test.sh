@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test on a fresh machine. First the rules crate, before LibTorch is even installed (it
+# Every test on a fresh machine. First the rules crates, before LibTorch is even installed (they
 # must build and pass without it); then installs LibTorch once (see scripts/env.sh) and builds
 # and runs the rest of the suite in release mode (one build shared with the main job), with
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
@@ -61,7 +61,9 @@ wait_for() {
 ( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
-env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules
+# The rules crate's layers point one way (its full table is printed only when they do not).
+layers=$(scripts/rules-layers.sh) || { echo "$layers" >&2; exit 1; }
+env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules -p tafl-rules-cli
 source scripts/peers.sh
 wait_for $venv "the LibTorch setup (scripts/env.sh)" "$logs/venv.log"
 wait_for $browser "the Chromium setup (scripts/browser.sh)" "$logs/browser.log"

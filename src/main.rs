@@ -1,15 +1,14 @@
-//! `tafl-lab`: the command users run. It depends on the rules crate alone, so the rules-only
-//! commands (`variants`, `show`, `moves`, `perft`, `replay`, `demo`) start in milliseconds
-//! without loading LibTorch (about 500 MiB). Every other command line, `--help` included, is
-//! handed unchanged to `tafl-lab-torch` in the same directory, which has every command.
-
-#[path = "cli/rules/mod.rs"]
-mod rules;
+//! `tafl-lab`: the command users run. It depends on the rules crates alone (`tafl-rules-cli` on
+//! `tafl-rules`), so the rules-only commands (`variants`, `show`, `moves`, `perft`, `replay`,
+//! `demo`) start in milliseconds without loading LibTorch (about 500 MiB). Every other command
+//! line, `--help` included, is handed unchanged to `tafl-lab-torch` in the same directory, which
+//! has every command.
 
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::process::Command;
+use tafl_rules_cli as rules;
 
 /// The rules-only part of the command line (the full list is `tafl-lab-torch`'s).
 #[derive(Parser)]

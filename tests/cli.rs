@@ -248,7 +248,7 @@ fn a_match_stopped_early_keeps_every_game_it_finished_in_its_record() {
     let text = std::fs::read_to_string(&rec).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("# variant: brandubh"));
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let mut n = 0;
     while let Some(head) = lines.next() {
         assert!(head.starts_with("# game "), "{head}");

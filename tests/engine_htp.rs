@@ -173,7 +173,7 @@ fn play_out(h: &mut Host, pos: &mut Position, host_plays: bool, cap: usize) -> u
 
 /// The start of a preset with `first` to move.
 fn start(preset: &str, first: Side) -> Position {
-    let v = Arc::new(Variant::preset(preset));
+    let v = Arc::new(Variant::preset(preset).expect("preset"));
     let mut s = Position::start(v.clone()).to_setup();
     s.to_move = first;
     Position::from_setup(v, &s).unwrap()

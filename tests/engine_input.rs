@@ -17,7 +17,7 @@ use tafl_lab::rules::notation::{parse_move, parse_position, position_string, rul
 use tafl_lab::rules::{Position, Side, Variant};
 
 fn engine(agent: &str) -> Engine {
-    let variant = Arc::new(Variant::preset("brandubh"));
+    let variant = Arc::new(Variant::preset("brandubh").expect("preset"));
     Engine::new(EngineConfig { agent: agent.parse().unwrap(), variant, time: TimeControl::Simulations, seed: 7 }).unwrap()
 }
 
@@ -83,7 +83,7 @@ fn analyze_with_nan_seconds_is_refused_at_once() {
 
 /// Brandubh without encirclement, so a boxed-in king is not already a lost game.
 fn open_rules() -> String {
-    let s = rules_string(&Variant::preset("brandubh")).unwrap();
+    let s = rules_string(&Variant::preset("brandubh").expect("preset")).unwrap();
     assert!(s.contains("surf:y"), "{s}");
     s.replace("surf:y", "surf:n")
 }
@@ -248,7 +248,7 @@ fn opponent_move_lists_the_whole_game_after_a_refusal() {
 
 #[test]
 fn analyze_answers_for_the_side_named_by_side() {
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     for agent in AGENTS {
         for side in [Side::Attackers, Side::Defenders] {
             let mut e = engine(agent);

@@ -96,7 +96,7 @@ fn tafl_labs_own_otep_engine_is_an_external_opponent() {
     let spec = format!("otep:cmd=\"{}\",args=\"engine --sims 8\",time=30", bin().get_program().to_string_lossy());
     let otep: AgentSpec = spec.parse().unwrap();
     assert_eq!(otep.to_string().parse::<AgentSpec>().unwrap(), otep, "canonical text round-trips");
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let games = arena::play_match(&v, &otep, &"mcts:sims=8".parse().unwrap(), &MatchConfig { games: 4, seed: 3, opening_plies: 2 }, &|_| {}).unwrap();
     for g in &games {
         assert!(g.fault.is_none(), "game {}: {}", g.index, g.fault.as_ref().unwrap().describe());
@@ -167,13 +167,13 @@ fn external_specs_are_checked_before_any_game() {
         let e = text.parse::<AgentSpec>().unwrap_err().to_string();
         assert!(e.contains(needle), "{text}: {e}");
     }
-    let v = Arc::new(Variant::preset("tablut"));
+    let v = Arc::new(Variant::preset("tablut").expect("preset"));
     let e = arena::play_match(&v, &fake("hang"), &"random".parse().unwrap(), &MatchConfig { games: 1, seed: 1, opening_plies: 0 }, &|_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("7x7, 11x11 and 13x13"), "{e}");
     let missing: AgentSpec = "htp:cmd=/nonexistent/engine".parse().unwrap();
-    let e = arena::play_match(&Arc::new(Variant::preset("brandubh")), &missing, &"random".parse().unwrap(), &MatchConfig { games: 1, seed: 1, opening_plies: 0 }, &|_| {})
+    let e = arena::play_match(&Arc::new(Variant::preset("brandubh").expect("preset")), &missing, &"random".parse().unwrap(), &MatchConfig { games: 1, seed: 1, opening_plies: 0 }, &|_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("no such program"), "{e}");
@@ -188,7 +188,7 @@ fn analyze_asks_an_htp_engine_for_its_move() {
     let text = ok(&run(&["analyze", "--variant", "copenhagen", "--moves", "d1-d3", "--agent", &htp, "--json"]));
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert_eq!(v["to_move"], "defenders", "{text}");
-    let mut pos = Position::start(Arc::new(Variant::preset("copenhagen")));
+    let mut pos = Position::start(Arc::new(Variant::preset("copenhagen").expect("preset")));
     pos.play(tafl_lab::rules::Move::parse("d1-d3", pos.geometry()).unwrap()).unwrap();
     let mv = tafl_lab::rules::Move::parse(v["best_move"].as_str().unwrap(), pos.geometry()).unwrap();
     assert!(pos.is_legal(mv), "{text}");
@@ -203,7 +203,7 @@ fn analyze_asks_an_otep_engine_for_its_move() {
     let setup = "/1K5/7/7/7/4t2/7/3t3/";
     let text = ok(&run(&["analyze", "--variant", "brandubh", "--position", setup, "--to-move", "defenders", "--agent", &otep, "--json"]));
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
-    let pos = tafl_lab::rules::notation::parse_position(Arc::new(Variant::preset("brandubh")), setup, Side::Defenders).unwrap();
+    let pos = tafl_lab::rules::notation::parse_position(Arc::new(Variant::preset("brandubh").expect("preset")), setup, Side::Defenders).unwrap();
     let mv = tafl_lab::rules::Move::parse(v["best_move"].as_str().unwrap(), pos.geometry()).unwrap();
     assert!(pos.is_legal(mv) && ["a1", "g1"].contains(&mv.to.to_string().as_str()), "the king escapes: {text}");
 }

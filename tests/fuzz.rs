@@ -242,7 +242,7 @@ impl Mutator {
 }
 
 fn presets() -> Vec<Arc<Variant>> {
-    PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n))).collect()
+    PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n).expect("preset"))).collect()
 }
 
 /// Positions along a random game of `v` (every `every`th ply), start included, and the moves.
@@ -412,7 +412,7 @@ fn replay(v: &Arc<Variant>, text: &str) -> Result<Position, String> {
 
 #[test]
 fn fuzz_game_records() {
-    let variants: Vec<Arc<Variant>> = ["brandubh", "tablut", "copenhagen", "alea-evangelii"].iter().map(|n| Arc::new(Variant::preset(n))).collect();
+    let variants: Vec<Arc<Variant>> = ["brandubh", "tablut", "copenhagen", "alea-evangelii"].iter().map(|n| Arc::new(Variant::preset(n).expect("preset"))).collect();
     let mut r = rng(3);
     let mut seeds = Vec::new();
     for (i, v) in variants.iter().enumerate() {
@@ -700,8 +700,8 @@ fn check_replies(line: &str, replies: &[String]) {
 
 #[test]
 fn fuzz_engine_protocol_lines() {
-    let brandubh = Arc::new(Variant::preset("brandubh"));
-    let mut rules: Vec<String> = ["brandubh", "tablut", "hnefatafl-9"].iter().filter_map(|n| rules_string(&Variant::preset(n)).ok()).collect();
+    let brandubh = Arc::new(Variant::preset("brandubh").expect("preset"));
+    let mut rules: Vec<String> = ["brandubh", "tablut", "hnefatafl-9"].iter().filter_map(|n| rules_string(&Variant::preset(n).expect("preset")).ok()).collect();
     rules.push(rules_string(&brandubh).unwrap().replace("surf:y", "surf:n"));
     let lines = engine_lines(&rules);
     // A searching engine with a (tiny, untrained) network too.
@@ -854,7 +854,7 @@ fn mutate_json(v: &mut serde_json::Value, rng: &mut SmallRng) {
 }
 
 fn tiny_checkpoint(dir: &Path) -> (PathBuf, Arc<Variant>) {
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let net = TaflNet::new(7, NetConfig { blocks: 1, channels: 4 }, tch::Device::Cpu);
     let path = dir.join("tiny.safetensors");
     checkpoint::save(&net, &ModelMeta::new(&v, net.config, 2), &path).unwrap();
@@ -935,10 +935,10 @@ fn fuzz_checkpoint_headers() {
 #[test]
 fn checkpoints_with_impossible_metadata_are_refused() {
     let dir = tmp_dir("meta");
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let net = TaflNet::new(7, NetConfig { blocks: 1, channels: 4 }, tch::Device::Cpu);
     let good = ModelMeta::new(&v, net.config, 0);
-    let copenhagen = Variant::preset("copenhagen");
+    let copenhagen = Variant::preset("copenhagen").expect("preset");
     let cases: Vec<(&str, ModelMeta)> = vec![
         ("board_size 0", ModelMeta { board_size: 0, ..good.clone() }),
         ("board_size 1", ModelMeta { board_size: 1, ..good.clone() }),
@@ -1004,7 +1004,7 @@ fn sample_shard(v: &Arc<Variant>) -> Shard {
 #[test]
 fn fuzz_shard_headers() {
     let dir = tmp_dir("shard");
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let path = dir.join("valid.shard");
     let shard0 = sample_shard(&v);
     shard::write(&path, &shard0).unwrap();

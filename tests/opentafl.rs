@@ -250,7 +250,7 @@ fn opentafl_hosts_the_shipped_model_on_its_own_rules() {
     let own = meta["rules_opentafl"].as_str().expect("model.json states the model's OpenTafl rules string");
     let v = parse_rules_string(own).unwrap();
     assert_eq!(format!("{:016x}", v.rules_fingerprint()), meta["rules_fingerprint"].as_str().unwrap(), "{own}");
-    assert_eq!(own, rules_string(&Variant::preset("brandubh")).unwrap(), "model.json holds today's export of its rules");
+    assert_eq!(own, rules_string(&Variant::preset("brandubh").expect("preset")).unwrap(), "model.json holds today's export of its rules");
     let Some(host) = require(Need::OpenTafl) else { return };
     let d = common::cli::scratch("opentafl-model-rules");
     std::fs::create_dir_all(&d).unwrap();
@@ -312,12 +312,12 @@ fn every_preset_rules_string_round_trips_through_opentafl() {
     let Some(host) = require(Need::OpenTafl) else { return };
     let (classes, cp) = round_trip_helper(&host);
     let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-    let strings: Vec<String> = names.iter().map(|n| rules_string(&Variant::preset(n)).unwrap()).collect();
+    let strings: Vec<String> = names.iter().map(|n| rules_string(&Variant::preset(n).expect("preset")).unwrap()).collect();
     let back = opentafl_reads(&classes, &cp, &strings);
     assert_eq!(back.len(), names.len(), "{back:?}");
     let mut lossy = Vec::new();
     for ((name, ours), theirs) in names.iter().zip(&strings).zip(&back) {
-        let v = Variant::preset(name);
+        let v = Variant::preset(name).expect("preset");
         let read = parse_rules_string(theirs).unwrap_or_else(|e| panic!("{name}: OpenTafl wrote {theirs:?}, which tafl-lab refuses: {e}"));
         assert_eq!(read.layout, v.layout, "{name}");
         if read.rules != v.rules {

@@ -45,7 +45,7 @@ fn export_writes_the_contract_and_fixtures_that_torchscript_reproduces() {
     assert_eq!(meta["weights_sha256"], sha);
     // The worked example's index follows the documented formula.
     let ex = &meta["output"]["policy"]["example"];
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let g = v.geometry;
     let mv = parse_move(ex["move"].as_str().unwrap(), g).unwrap().mv;
     let (n, d_idx) = (7usize, mv.direction().unwrap().index());
@@ -122,7 +122,7 @@ impl Eng {
 fn a_whole_game_through_the_protocol() {
     let d = dir("engine-game");
     let model = tiny_model(&d, "brandubh");
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let rules = rules_string(&v).unwrap();
     let mut att = Eng::start(&["--model", model.to_str().unwrap(), "--sims", "16", "--device", "cpu"]);
     let mut def = Eng::start(&["--sims", "30"]);
@@ -172,7 +172,7 @@ fn illegal_moves_bad_rules_and_malformed_lines_get_error_replies() {
         let r = e.ask(bad);
         assert!(r.starts_with("error 0 "), "{bad:?} -> {r}");
     }
-    let cph = rules_string(&Variant::preset("copenhagen")).unwrap();
+    let cph = rules_string(&Variant::preset("copenhagen").expect("preset")).unwrap();
     let r = e.ask(&format!("rules {cph}"));
     assert!(r.starts_with("error 0 ") && r.contains("brandubh"), "rules of another variant: {r}");
     // No move on the board of the last game: a critical error, which ends the game in OpenTafl.
@@ -180,7 +180,7 @@ fn illegal_moves_bad_rules_and_malformed_lines_get_error_replies() {
     assert!(r.starts_with("error -1 ") && r.contains("rules not supported"), "{r}");
     assert!(e.ask("rules dim:8 nonsense").starts_with("error 0 "));
     // The model's own rules again: play resumes from their start.
-    let own = rules_string(&Variant::preset("brandubh")).unwrap();
+    let own = rules_string(&Variant::preset("brandubh").expect("preset")).unwrap();
     e.send(&format!("rules {own}"));
     let r = e.ask("analyze 3 0.2");
     assert!(r.starts_with("analysis "), "{r}");

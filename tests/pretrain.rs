@@ -41,7 +41,7 @@ fn game(v: &Arc<Variant>, rng: &mut SmallRng) -> (Vec<Move>, RecordResult) {
 /// Writes 20 CSV games, 10 numbered ones and 5 OpenTafl records, plus one bad record of each
 /// kind the skip counts name; returns the number of good games.
 fn write_records(dir: &Path) -> usize {
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let start = Position::start(v.clone());
     let mut rng = SmallRng::seed_from_u64(5);
     std::fs::create_dir_all(dir.join("otg")).unwrap();
@@ -67,7 +67,7 @@ fn write_records(dir: &Path) -> usize {
         std::fs::write(dir.join(format!("otg/game{i}.otg")), write_opentafl(&rules, &start, &m, r)).unwrap();
     }
     // A record of another variant in the same folder.
-    let tablut = Arc::new(Variant::preset("tablut"));
+    let tablut = Arc::new(Variant::preset("tablut").expect("preset"));
     let t_start = Position::start(tablut.clone());
     let t_move = t_start.legal_moves()[0];
     std::fs::write(
@@ -121,7 +121,7 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     // moves, 0.2; this run reaches about 0.4).
     let spec = format!("az:model={},sims=1", out.display());
     let a: serde_json::Value = serde_json::from_str(&ok(&run(&["analyze", "--variant", "brandubh", "--agent", &spec, "--json", "--device", "cpu", "--top", "100"]))).unwrap();
-    let g = Variant::preset("brandubh").geometry;
+    let g = Variant::preset("brandubh").expect("preset").geometry;
     let opening = Move::parse(OPENING, g).unwrap();
     let images: Vec<String> = Symmetry::ALL.iter().map(|s| s.mv(g, opening).to_string()).collect();
     let moves = a["moves"].as_array().unwrap();

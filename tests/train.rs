@@ -241,7 +241,7 @@ fn stderr(o: &std::process::Output) -> String {
 /// A finished game of random legal moves in `variant`, stored.
 fn random_stored_game(variant: &str, seed: u64) -> shard::StoredGame {
     use rand::{Rng, SeedableRng};
-    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset(variant));
+    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset(variant).expect("preset"));
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut pos = tafl_lab::rules::Position::start(v);
     let mut plies = Vec::new();
@@ -266,8 +266,8 @@ fn shards_of_another_variant_or_run_are_skipped_with_a_warning() {
     let d = run_dir.to_str().unwrap();
     ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1", "--quiet"]));
     let good = shard::read(&shards(&run_dir)[0]).unwrap();
-    let brandubh = tafl_lab::rules::Variant::preset("brandubh").rules_fingerprint();
-    let tablut = tafl_lab::rules::Variant::preset("tablut").rules_fingerprint();
+    let brandubh = tafl_lab::rules::Variant::preset("brandubh").expect("preset").rules_fingerprint();
+    let tablut = tafl_lab::rules::Variant::preset("tablut").expect("preset").rules_fingerprint();
     assert_ne!(brandubh, tablut);
     let put = |name: &str, s: &shard::Shard| shard::write(&run_dir.join("games").join(name), s).unwrap();
     // Intact shards (valid checksums) that do not belong to this brandubh run:
@@ -409,7 +409,7 @@ fn moves(g: &shard::StoredGame) -> Vec<[u8; 4]> {
 fn game_seeds_differ_by_slot_and_repeat_by_slot() {
     use tafl_lab::search::UniformEvaluator;
     use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
-    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh"));
+    let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh").expect("preset"));
     let mut cfg = SelfPlayConfig { games_in_flight: 2, batch: 16, fast_probability: 0.5, fast_simulations: 4, ..SelfPlayConfig::default() };
     cfg.search.simulations = 8;
     // Room in every batch for all leaves of both games: no game waits for another.

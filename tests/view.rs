@@ -169,7 +169,7 @@ fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
     let d = scratch("view-records");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
-        let v = Arc::new(Variant::preset(name));
+        let v = Arc::new(Variant::preset(name).expect("preset"));
         let (moves, cap_ply, captured) = game_with_capture(&v);
         let file = d.join(format!("{name}.txt"));
         std::fs::write(&file, moves.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" ")).unwrap();
@@ -210,7 +210,7 @@ fn the_final_position_names_the_result_and_keys_step_through() {
     assert_eq!(text_of(&dom, "counter"), "ply 7 / 7");
     assert_eq!(text_of(&dom, "status"), "Attackers win: the king was captured (king_captured)");
     // The rules leave a captured king on its square (as `show` does); the page marks it.
-    let moves: Vec<Move> = "g4-g2 e4-e6 a4-a6 d4-e4 f4-f6 e4-e1 f6-f1".split(' ').map(|m| Move::parse(m, Variant::preset("brandubh").geometry).unwrap()).collect();
+    let moves: Vec<Move> = "g4-g2 e4-e6 a4-a6 d4-e4 f4-f6 e4-e1 f6-f1".split(' ').map(|m| Move::parse(m, Variant::preset("brandubh").expect("preset").geometry).unwrap()).collect();
     assert_eq!(board_pieces(&dom), show_pieces("brandubh", &moves));
     assert!(tags(&dom, "g").iter().any(|t| attr(t, "class") == Some("captured") && attr(t, "data-piece") == Some("king") && attr(t, "data-sq") == Some("e1")));
     let dom = load(&page, "keys=End,ArrowLeft,ArrowLeft,ArrowRight");
@@ -329,7 +329,7 @@ fn self_play_pages_show_the_search() {
     let d = scratch("view-shards");
     std::fs::create_dir_all(&d).unwrap();
     for name in VARIANTS {
-        let v = Arc::new(Variant::preset(name));
+        let v = Arc::new(Variant::preset(name).expect("preset"));
         let path = d.join(format!("g000003-trainer-{name}.shard"));
         let plies = write_shard(&v, &path, 2);
         let page = d.join(format!("{name}.html"));
@@ -349,7 +349,7 @@ fn self_play_pages_show_the_search() {
     let run_dir = d.join("run");
     std::fs::create_dir_all(run_dir.join("games")).unwrap();
     std::fs::copy("configs/runs/smoke.toml", run_dir.join("config.toml")).unwrap();
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     write_shard(&v, &run_dir.join("games/g000001-trainer-0000.shard"), 3);
     write_shard(&v, &run_dir.join("games/g000002-trainer-0000.shard"), 3);
     let bytes = std::fs::read(run_dir.join("games/g000002-trainer-0000.shard")).unwrap();
@@ -431,7 +431,7 @@ fn bad_inputs_get_one_line_errors_and_no_page() {
     std::fs::write(&illegal, "d2-b2 d2-d1").unwrap();
     fails_with(&run(&["view", illegal.to_str().unwrap(), "--out", o]), "ply 2");
     fails_with(&run(&["view", "tests/fixtures/games/brandubh-king-captured.txt", "--variant", "no-such-variant", "--out", o]), "no-such-variant");
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let sh = d.join("g000001-trainer-0000.shard");
     write_shard(&v, &sh, 1);
     let bytes = std::fs::read(&sh).unwrap();

@@ -1,13 +1,13 @@
 //! `tafl-lab analyze`: one position searched by one agent, shown as the best move, its value,
 //! the most visited moves and the principal variation (or as one JSON object).
 
-use super::rules::PositionArgs;
 use anyhow::{anyhow, bail, Result};
 use serde_json::json;
 use std::io::Write;
 use std::time::Instant;
 use tafl_lab::arena::Agent;
 use tafl_lab::search::Proof;
+use tafl_rules_cli::PositionArgs;
 
 /// Search a position with an agent and print the best move, its value, the top moves and
 /// the principal variation.

@@ -93,16 +93,16 @@ pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
     }
 }
 
-fn perft_rate(name: &str, depth: u32) -> (u64, f64) {
-    let mut pos = Position::start(Arc::new(Variant::preset(name)));
+fn perft_rate(name: &str, depth: u32) -> Result<(u64, f64)> {
+    let mut pos = Position::start(Arc::new(Variant::preset(name)?));
     let t = Instant::now();
     let stats = perft(&mut pos, depth);
     let secs = t.elapsed().as_secs_f64();
-    (stats.leaves, stats.leaves as f64 / secs)
+    Ok((stats.leaves, stats.leaves as f64 / secs))
 }
 
-fn playout_rate(name: &str, seconds: f64) -> (u64, f64, f64) {
-    let start = Position::start(Arc::new(Variant::preset(name)));
+fn playout_rate(name: &str, seconds: f64) -> Result<(u64, f64, f64)> {
+    let start = Position::start(Arc::new(Variant::preset(name)?));
     let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
     let mut buf = Vec::with_capacity(256);
     let budget = Duration::from_secs_f64(seconds);
@@ -116,7 +116,7 @@ fn playout_rate(name: &str, seconds: f64) -> (u64, f64, f64) {
         }
     }
     let secs = t.elapsed().as_secs_f64();
-    (games, games as f64 / secs, plies as f64 / games as f64)
+    Ok((games, games as f64 / secs, plies as f64 / games as f64))
 }
 
 fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
@@ -125,11 +125,11 @@ fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
     if depth == 0 || depth + 1 > tafl_lab::rules::perft::MAX_DEPTH {
         anyhow::bail!("--depth {depth}: expected 1 to {}", tafl_lab::rules::perft::MAX_DEPTH - 1);
     }
-    let (cph_leaves, cph_rate) = perft_rate("copenhagen", depth);
+    let (cph_leaves, cph_rate) = perft_rate("copenhagen", depth)?;
     let bdepth = depth + 1;
-    let (br_leaves, br_rate) = perft_rate("brandubh", bdepth);
-    let (br_games, br_playouts, br_len) = playout_rate("brandubh", seconds);
-    let (cp_games, cp_playouts, cp_len) = playout_rate("copenhagen", seconds);
+    let (br_leaves, br_rate) = perft_rate("brandubh", bdepth)?;
+    let (br_games, br_playouts, br_len) = playout_rate("brandubh", seconds)?;
+    let (cp_games, cp_playouts, cp_len) = playout_rate("copenhagen", seconds)?;
     if json {
         let v = json!({
             "threads": 1,

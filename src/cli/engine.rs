@@ -53,7 +53,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
     if htp {
         // HTP's board is 11x11 until the host says `board_size`.
         if args.model.is_none() && args.variant.is_none() {
-            variant = Arc::new(Variant::preset("copenhagen"));
+            variant = Arc::new(Variant::preset("copenhagen")?);
         }
         let mut engine = HtpEngine::new(HtpConfig { agent, variant, time, seed: 1 })?;
         let stdin = std::io::stdin();

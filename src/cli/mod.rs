@@ -2,10 +2,10 @@
 //! that uses `anyhow`, prints progress and chooses exit codes.
 //!
 //! One file per subcommand: `<name>.rs` holds its `#[derive(clap::Args)]` struct (the flags
-//! and their help) and a `run` that takes it. The rules-only commands live in `rules/`, one
-//! file each as well, which the LibTorch-free front binary (`src/main.rs`) also compiles. What
-//! several commands share is here: `DeviceArgs`, `cores()`, `progress_bar()` and the agent
-//! helpers.
+//! and their help) and a `run` that takes it. The rules-only commands live in the
+//! `tafl-rules-cli` crate (crates/tafl-rules-cli), one file each as well, which the
+//! LibTorch-free front binary (`src/main.rs`) uses too. What several commands share is here:
+//! `DeviceArgs`, `cores()`, `progress_bar()` and the agent helpers.
 
 mod analyze;
 mod balance;
@@ -18,7 +18,6 @@ mod new_model;
 mod play;
 mod pretrain;
 mod report;
-pub mod rules;
 mod selfplay;
 mod tournament;
 mod train;
@@ -33,6 +32,7 @@ use tafl_lab::arena::{AgentKind, AgentSpec};
 use tafl_lab::export::model_variant;
 use tafl_lab::nn::{checkpoint, Precision};
 use tafl_lab::rules::Variant;
+use tafl_rules_cli as rules;
 
 /// `--device` and `--precision`, shared by every command that runs a network.
 #[derive(clap::Args, Clone)]

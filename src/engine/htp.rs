@@ -227,7 +227,7 @@ impl HtpEngine {
 
     fn board_size(&mut self, size: u8) -> Result<String, String> {
         let name = preset_of_size(size).ok_or_else(|| format!("board_size {size}: no preset of this size"))?;
-        let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name)) };
+        let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name).map_err(|e| e.to_string())?) };
         if self.cfg.agent.uses_model()
             && (variant.geometry != self.cfg.variant.geometry
                 || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
@@ -470,7 +470,7 @@ mod tests {
     use super::*;
 
     fn engine(variant: &str) -> HtpEngine {
-        let variant = Arc::new(Variant::preset(variant));
+        let variant = Arc::new(Variant::preset(variant).expect("preset"));
         HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 })
             .unwrap()
     }

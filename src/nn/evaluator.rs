@@ -356,7 +356,7 @@ mod tests {
     /// (27 positions run as 32) gives what each position gets alone (run as 1).
     #[test]
     fn padding_rows_do_not_change_the_real_rows() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 27);
         let reqs = requests(&ps);
         let mut ev = evaluator(&v);
@@ -373,7 +373,7 @@ mod tests {
     /// right row and the right entries.
     #[test]
     fn priors_are_the_softmax_of_the_legal_moves_logits() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 19);
         let reqs = requests(&ps);
         let (mut net, copy) = net_pair(NetConfig { blocks: 1, channels: 8 });
@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn bf16_evaluations_stay_close_to_fp32() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 64);
         let reqs = requests(&ps);
         let (a, b) = net_pair(NetConfig { blocks: 2, channels: 16 });
@@ -422,7 +422,7 @@ mod tests {
 
     #[test]
     fn background_batches_equal_batches_evaluated_here() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 40);
         let reqs = requests(&ps);
         let (a, b) = reqs.split_at(25);
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn equal_keys_mean_equal_inputs_and_the_cache_is_exact() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 300);
         let mut ev = evaluator(&v);
         ev.set_background(false);

@@ -480,7 +480,7 @@ mod tests {
         assert_eq!(Response::parse("escape_vec:"), None);
         let g = Geometry::new(11).unwrap();
         let start = "/3AAAAA3/5A5/11/A4D4A/A3DDD3A/AA1DDKDD1AA/A3DDD3A/A4D4A/11/5A5/3AAAAA3/";
-        let pos = Position::start(Arc::new(Variant::preset("copenhagen")));
+        let pos = Position::start(Arc::new(Variant::preset("copenhagen").expect("preset")));
         assert_eq!(board_text(&pos), start);
         let mut ours = pos.pieces();
         let mut theirs = parse_board(start, g).unwrap();
@@ -499,7 +499,7 @@ mod tests {
 
     #[test]
     fn boards_read_top_rank_first_and_write_back() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let g = v.geometry;
         // The 7x7 start in HTP's form: rank 7 first.
         let start = Position::start(v);

@@ -223,7 +223,7 @@ mod tests {
     }
 
     fn positions() -> Vec<(Position, Vec<crate::rules::Move>)> {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let start = Position::start(v);
         let mut out = Vec::new();
         for mv in start.legal_moves().into_iter().take(6) {

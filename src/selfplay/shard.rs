@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn off_board_squares_are_errors_not_panics() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         for mv in [[8, 8, 8, 7], [200, 1, 3, 1], [3, 1, 3, 255]] {
             let g = StoredGame {
                 plies: vec![StoredPly { mv, full: false, value: 0.0, policy: vec![] }],

@@ -171,7 +171,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn brandubh() -> Arc<Variant> {
-        Arc::new(Variant::preset("brandubh"))
+        Arc::new(Variant::preset("brandubh").expect("preset"))
     }
 
     /// A game of random legal moves; even plies are full searches with a made-up policy over

@@ -15,7 +15,7 @@
 //!
 //! The codes never leave the crate; everything public speaks [`Piece`] and [`Side`].
 
-use super::types::{Piece, Side};
+use crate::types::{Piece, Side};
 
 /// A cell with nothing on it.
 pub(crate) const EMPTY: u8 = 0;

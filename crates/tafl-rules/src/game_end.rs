@@ -10,13 +10,13 @@
 //! always found at once) and only floods the whole board when that fails; the exit fort is
 //! tested only when the king stands on the edge. The visited sets are bitsets on the stack.
 
-use super::cell::{side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
-use super::geometry::{Direction, Square, CELLS, STRIDE};
-use super::position::Position;
-use super::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
-use super::types::{Move, Outcome, Reason, Side};
-use super::variant::{CORNER, EDGE, ESCAPE};
-use super::zobrist;
+use crate::cell::{side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
+use crate::geometry::{Direction, Square, CELLS, STRIDE};
+use crate::position::Position;
+use crate::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
+use crate::types::{Move, Outcome, Reason, Side};
+use crate::variant::{CORNER, EDGE, ESCAPE};
+use crate::zobrist;
 
 /// How many times a position must occur for the repetition rule to end the game.
 const REPETITIONS_TO_END: usize = 3;

@@ -6,7 +6,7 @@
 //! and lets move generation walk rays until it meets a non-empty cell without bounds checks.
 //! The only board-size-dependent value is [`Geometry`].
 
-use super::error::{ParseError, ParseKind};
+use crate::parse_error::{ParseError, ParseKind};
 use std::fmt;
 use std::str::FromStr;
 

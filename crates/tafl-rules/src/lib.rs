@@ -9,12 +9,14 @@
 //! use std::sync::Arc;
 //! use tafl_rules::{notation, Position, Variant};
 //!
-//! let brandubh = Arc::new(Variant::preset("brandubh"));
+//! let brandubh = Arc::new(Variant::preset("brandubh")?);
 //! let mut pos = Position::start(brandubh);
 //! assert_eq!(pos.legal_moves().len(), 40);
-//! let mv = notation::parse_move("d2-b2", pos.geometry()).unwrap().mv;
+//! let mv = notation::parse_move("d2-b2", pos.geometry())?.mv;
 //! let captured = pos.play(mv).unwrap();
 //! assert!(captured.is_empty() && pos.outcome().is_none());
+//! assert!(Variant::preset("brandub").is_err());
+//! # Ok::<(), tafl_rules::ParseError>(())
 //! ```
 //!
 //! A variant is one [`RuleSet`] plus a layout, read from TOML (the presets are embedded) or
@@ -29,30 +31,64 @@
 //! assert_eq!(back.rules_fingerprint(), v.rules_fingerprint());
 //! ```
 //!
-//! The error types every module shares are in [`error`]: one [`ParseError`] for all outside
-//! text, and a small enum per check. The rest reads bottom-up: [`geometry`] (squares,
-//! directions, board size) → [`types`] (sides, pieces, moves, outcomes) → `cell` (the one-byte
-//! cell codes of the board; private) → [`ruleset`] (one enum per rule axis) → [`variant`]
-//! (rules + layout + derived square tables, TOML presets) → [`setup`] (loose boards) →
-//! [`position`] (move generation, captures) → `game_end` (escape, king capture, exit fort,
-//! encirclement, repetition, no moves, ply cap; private, its public methods are on
-//! [`Position`]) → [`notation`] (OpenTafl strings) → [`perft`].
+//! The modules are declared below in layer order, lowest first, and each one imports only
+//! from modules declared above it (`scripts/rules-layers.sh` checks every `crate::` path):
+//!
+//! 0. `canonical`: the canonical JSON of rule sets (private; serde only).
+//! 1. `parse_error`: [`ParseError`] and [`ParseKind`] (private; re-exported by [`error`]).
+//! 2. [`geometry`]: squares, directions, board size.
+//! 3. [`types`]: sides, pieces, moves, outcomes.
+//! 4. [`error`]: [`ParseError`] for all outside text, and a small enum per check
+//!    ([`SetupError`], [`MoveError`], [`InexpressibleRules`]).
+//! 5. `cell`: the one-byte cell codes of the board (private).
+//! 6. `zobrist`: hash keys (private).
+//! 7. [`ruleset`]: one enum per rule axis.
+//! 8. [`variant`]: rules + layout + derived square tables, TOML presets; checks a layout.
+//! 9. [`setup`]: loose boards.
+//! 10. [`position`]: move generation, captures.
+//! 11. `game_end`: escape, king capture, exit fort, encirclement, repetition, no moves, ply
+//!     cap (private; its public methods are on [`Position`], whose `play` calls it).
+//! 12. [`perft`].
+//! 13. [`notation`]: OpenTafl position, move and rules strings (and `Move::parse`,
+//!     `Debug for Position`, which write or read them).
+//! 14. `spec`: [`Variant::from_spec`] (preset, TOML file or rules string; private).
+//! 15. [`play`]: random games and playouts.
+//! 16. [`records`]: archived game records.
 
+// In layer order (the order is the check's input); the blank lines keep rustfmt from sorting.
 mod canonical;
-mod cell;
-pub mod error;
-mod game_end;
+
+mod parse_error;
+
 pub mod geometry;
-pub mod notation;
-pub mod perft;
-pub mod play;
-pub mod position;
-pub mod records;
-pub mod ruleset;
-pub mod setup;
+
 pub mod types;
-pub mod variant;
+
+pub mod error;
+
+mod cell;
+
 mod zobrist;
+
+pub mod ruleset;
+
+pub mod variant;
+
+pub mod setup;
+
+pub mod position;
+
+mod game_end;
+
+pub mod perft;
+
+pub mod notation;
+
+mod spec;
+
+pub mod play;
+
+pub mod records;
 
 pub use game_end::EndScreen;
 pub use error::{InexpressibleRules, MoveError, ParseError, ParseKind, SetupError, VariantError};

@@ -32,13 +32,13 @@
 //! by rules tafl-lab cannot follow (berserk pieces, jumps, Linnaean capture, weak shieldwalls,
 //! a strong king beside a throne that is not hostile to defenders...) is refused, naming the key.
 
-use super::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
-use super::geometry::{Geometry, Square};
-use super::position::Position;
-use super::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, Speed, When, Who};
-use super::setup::Setup;
-use super::types::{Move, Piece, Side};
-use super::variant::Variant;
+use crate::error::{InexpressibleRules, ParseError, ParseKind, SetupError};
+use crate::geometry::{Geometry, Square};
+use crate::position::Position;
+use crate::ruleset::{CornerKind, Escape, KingArmed, KingOnEdge, KingStrength, NoMoves, Repetition, RuleSet, Speed, When, Who};
+use crate::setup::Setup;
+use crate::types::{Move, Piece, Side};
+use crate::variant::Variant;
 use std::sync::Arc;
 
 /// Writes a position string (rank 1 first).
@@ -136,6 +136,14 @@ pub fn parse_position(variant: Arc<Variant>, s: &str, to_move: Side) -> Result<P
     Position::from_setup(variant, &Setup { size, pieces, to_move })
 }
 
+/// A position shows as its OpenTafl position string (kept here, beside
+/// [`position_string`], so that `position` stays below `notation`).
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", position_string(self))
+    }
+}
+
 /// A parsed move record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveRecord {
@@ -182,6 +190,17 @@ pub fn parse_move(s: &str, g: Geometry) -> Result<MoveRecord, ParseError> {
         }
     };
     Ok(MoveRecord { mv, captures })
+}
+
+impl Move {
+    /// Parses `a1-a4`, ignoring a capture list and info symbols; see [`parse_move`] for the
+    /// full record. (Here rather than in `types` so that `types` stays below `notation`.)
+    ///
+    /// # Errors
+    /// See [`parse_move`].
+    pub fn parse(s: &str, geometry: Geometry) -> Result<Move, ParseError> {
+        parse_move(s, geometry).map(|r| r.mv)
+    }
 }
 
 /// Splits a move list (whitespace separated; numbered OpenTafl turns like `1.` are skipped).
@@ -267,7 +286,9 @@ pub fn parse_rules_string(s: &str) -> Result<Variant, ParseError> {
     rules_from_string(s).map_err(|m| ParseError::new(ParseKind::RulesString, s, m))
 }
 
-/// [`parse_rules_string`], failing with the reason alone.
+/// [`parse_rules_string`], failing with the reason alone: reads `start:` (or `starti:`) and
+/// `dim:` first, then every `key:value` in order through [`RULES_KEYS`], then settles what
+/// several keys decide together ([`Reading::finish`]).
 fn rules_from_string(s: &str) -> Result<Variant, String> {
     let mut map: Vec<(&str, &str)> = Vec::new();
     for tok in s.split_whitespace() {
@@ -292,170 +313,318 @@ fn rules_from_string(s: &str) -> Result<Variant, String> {
     } else {
         return Err("missing dim:".into());
     }
-    let g = Geometry::new(size)?;
-    let mut r = RuleSet::default();
-    r.repetition = Repetition::Draw;
-    let (mut cenh, mut cenhe, mut cenp, mut cens) = ("tcnk", "tcnkTCNK", "tcnkTCNK", "K");
-    let (mut corh, mut cors) = ("tcnkTCNK", "K");
-    let mut aforh = "TCNK";
-    let mut name = String::from("opentafl");
-    // The extension keys refine `ks:` and `spd:` whatever their order in the string.
-    let mut king_on_edge = None;
-    let mut king_speed = None;
+    let mut reading = Reading::new(Geometry::new(size)?);
     for &(k, v) in &map {
-        match k {
-            "dim" | "start" | "starti" => {}
-            "name" => name = v.to_string(),
-            "esc" => {
-                r.escape = match v {
-                    "c" => Escape::Corners,
-                    "e" => Escape::Edge,
-                    _ => return Err(format!("esc:{v} (expected c or e)")),
-                }
-            }
-            "surf" => r.encirclement = yes_no(v, k)?,
-            "atkf" => r.first = if yes_no(v, k)? { Side::Attackers } else { Side::Defenders },
-            "tfr" => {
-                // As OpenTafl 0.4.8 plays them, not as its spec words them (see the module docs).
-                r.repetition = match v {
-                    "i" => Repetition::None,
-                    "d" => Repetition::Draw,
-                    "w" => Repetition::MoverLoses,
-                    "l" => Repetition::MoverWins,
-                    "dl" => Repetition::DefendersLose,
-                    _ => return Err(format!("tfr:{v} (supported: i, d, w, l, and the extension dl)")),
-                }
-            }
-            "ka" => {
-                r.king_armed = match v {
-                    "y" => KingArmed::Yes,
-                    "n" => KingArmed::No,
-                    "h" => KingArmed::Hammer,
-                    "a" => KingArmed::Anvil,
-                    _ => return Err(format!("ka:{v} (expected y, n, h or a)")),
-                }
-            }
-            "ks" => {
-                (r.king_strength, r.king_on_edge) = match v {
-                    "s" | "y" => (KingStrength::Strong, KingOnEdge::Safe),
-                    "m" => (KingStrength::Strong, KingOnEdge::EdgeCounts),
-                    "c" => (KingStrength::Weak, KingOnEdge::Safe),
-                    "w" | "n" => (KingStrength::WeakEverywhere, KingOnEdge::Safe),
-                    _ => return Err(format!("ks:{v} (expected s, c, m or w; y and n are s and w)")),
-                }
-            }
-            "ke" => king_on_edge = Some(if yes_no(v, k)? { KingOnEdge::EdgeCounts } else { KingOnEdge::Safe }),
-            "nm" => {
-                r.no_moves = match v {
-                    "l" => NoMoves::Loses,
-                    "d" => NoMoves::Draw,
-                    _ => return Err(format!("nm:{v} (expected l or d)")),
-                }
-            }
-            "cap" => r.ply_cap = v.parse().map_err(|_| format!("cap:{v} is not a number"))?,
-            "kspd" => king_speed = Some(v.parse().map_err(|_| format!("kspd:{v} is not a number"))?),
-            "spd" => r.speed = speeds_of(v)?,
-            "kj" if v == "n" => {}
-            // Jumps of knights, commanders, mercenaries and guards: tafl-lab has none of them.
-            "nj" | "cj" | "mj" | "gj" => {}
-            "linc" if v == "n" => {}
-            "linc" => return Err(format!("linc:{v} (Linnaean capture is not supported)")),
-            "ber" if v == "n" => {}
-            "kj" | "ber" => return Err(format!("{k}:{v} (jumps and berserk moves are not supported)")),
-            "sw" => {
-                r.shieldwall = match v {
-                    "n" => false,
-                    "s" => true,
-                    _ => return Err(format!("sw:{v} (supported: n, s)")),
-                }
-            }
-            "swf" if v == "y" => {}
-            "swf" => return Err("swf:n (shieldwalls that need no flanking move) is not supported".into()),
-            "efe" => r.exit_fort = yes_no(v, k)?,
-            "cen" => {
-                if v.is_empty() {
-                    r.throne.enabled = false;
-                } else if v != "default" && v.trim_end_matches(',') != g.center().to_string() {
-                    return Err(format!("cen:{v} (only the centre square is supported)"));
-                }
-            }
-            "cor" => {
-                if v == "default" {
-                    continue;
-                }
-                let mut list = Vec::new();
-                for part in v.split(',').filter(|p| !p.is_empty()) {
-                    list.push(g.parse_square(part).map_err(|e| format!("cor: {e}"))?);
-                }
-                list.sort();
-                let of = |pred: &dyn Fn(Square) -> bool| -> Vec<Square> {
-                    let mut s: Vec<Square> = g.squares().filter(|&s| pred(s)).collect();
-                    s.sort();
-                    s
-                };
-                r.corners.kind = if list.is_empty() {
-                    CornerKind::None
-                } else if list == of(&|s| g.is_corner(s)) {
-                    CornerKind::Single
-                } else if list == of(&|s| g.in_corner_block(s)) {
-                    CornerKind::Block
-                } else {
-                    return Err(format!("cor:{v} (supported: the 4 corners or 2x2 corner blocks)"));
-                };
-            }
-            "cenh" => cenh = v,
-            "cenhe" => cenhe = v,
-            "cenp" => cenp = v,
-            "cens" => cens = v,
-            "corh" => corh = v,
-            "cors" | "corp" => cors = v,
-            "afor" => {
-                for part in v.split(',').filter(|p| !p.is_empty()) {
-                    r.camps.squares.push(g.parse_square(part).map_err(|e| format!("afor: {e}"))?);
-                }
-            }
-            "aforh" => aforh = v,
-            "aforp" | "afors" => {}
-            "dfor" if v.is_empty() => {}
-            // Defender forts are refused above when there are any; their settings then say nothing.
-            "dforh" | "dforp" | "dfors" | "dforre" => {}
-            // Who may enter a special square from outside: tafl-lab lets every piece that may
-            // stop there enter it, which is OpenTafl's default (every piece type listed).
-            "cenre" | "corre" | "aforre" => {
-                if !(v.contains('t') && v.contains('T') && v.contains('K')) {
-                    return Err(format!("{k}:{v} (tafl-lab supports only re-entry by every piece)"));
-                }
-            }
-            _ => return Err(format!("unsupported rules key `{k}:{v}`")),
+        let (_, set) = RULES_KEYS.iter().find(|(key, _)| *key == k).ok_or_else(|| unsupported(k, v))?;
+        set(&mut reading, k, v)?;
+    }
+    reading.finish(pieces)
+}
+
+fn unsupported(k: &str, v: &str) -> String {
+    format!("unsupported rules key `{k}:{v}`")
+}
+
+/// A rules string as read so far: the rule set, and the values that are settled only after
+/// every key, because several keys decide them together or an extension key refines another
+/// key whatever their order.
+struct Reading<'a> {
+    g: Geometry,
+    r: RuleSet,
+    name: String,
+    cenh: &'a str,
+    cenhe: &'a str,
+    cenp: &'a str,
+    cens: &'a str,
+    corh: &'a str,
+    cors: &'a str,
+    aforh: &'a str,
+    /// `ke:`, which refines `ks:`.
+    king_on_edge: Option<KingOnEdge>,
+    /// `kspd:`, which refines `spd:`.
+    king_speed: Option<u8>,
+}
+
+/// Reads one key's value (the key is passed for messages shared by several keys).
+type Setter = for<'a> fn(&mut Reading<'a>, &str, &'a str) -> Result<(), String>;
+
+/// Keys that read nothing: `dim:` and `start:`/`starti:`, read before the others, and keys
+/// about pieces or squares tafl-lab does not have.
+fn ignore(_: &mut Reading<'_>, _: &str, _: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// `kj:` and `ber:`: only `n` (no jumps, no berserk moves).
+fn no_jumps(_: &mut Reading<'_>, k: &str, v: &str) -> Result<(), String> {
+    if v == "n" {
+        Ok(())
+    } else {
+        Err(format!("{k}:{v} (jumps and berserk moves are not supported)"))
+    }
+}
+
+/// `cenre:`, `corre:`, `aforre:`: who may enter a special square from outside. tafl-lab lets
+/// every piece that may stop there enter it, which is OpenTafl's default (every piece type
+/// listed).
+fn reentry(_: &mut Reading<'_>, k: &str, v: &str) -> Result<(), String> {
+    if v.contains('t') && v.contains('T') && v.contains('K') {
+        Ok(())
+    } else {
+        Err(format!("{k}:{v} (tafl-lab supports only re-entry by every piece)"))
+    }
+}
+
+/// `cor:`: the corner squares, `default` (the four corners), empty (none) or the 2x2 blocks.
+fn corners(x: &mut Reading<'_>, _: &str, v: &str) -> Result<(), String> {
+    if v == "default" {
+        return Ok(());
+    }
+    let g = x.g;
+    let mut list = Vec::new();
+    for part in v.split(',').filter(|p| !p.is_empty()) {
+        list.push(g.parse_square(part).map_err(|e| format!("cor: {e}"))?);
+    }
+    list.sort();
+    let of = |pred: &dyn Fn(Square) -> bool| -> Vec<Square> {
+        let mut s: Vec<Square> = g.squares().filter(|&s| pred(s)).collect();
+        s.sort();
+        s
+    };
+    x.r.corners.kind = if list.is_empty() {
+        CornerKind::None
+    } else if list == of(&|s| g.is_corner(s)) {
+        CornerKind::Single
+    } else if list == of(&|s| g.in_corner_block(s)) {
+        CornerKind::Block
+    } else {
+        return Err(format!("cor:{v} (supported: the 4 corners or 2x2 corner blocks)"));
+    };
+    Ok(())
+}
+
+/// Every key tafl-lab reads; any other key is refused. A key may repeat: each value is read
+/// in turn, so the last one counts (`dim:` and `start:` are read before the rest, the last
+/// one too).
+const RULES_KEYS: &[(&str, Setter)] = &[
+    ("dim", ignore),
+    ("start", ignore),
+    ("starti", ignore),
+    ("name", |x, _, v| {
+        x.name = v.to_string();
+        Ok(())
+    }),
+    ("esc", |x, _, v| {
+        x.r.escape = match v {
+            "c" => Escape::Corners,
+            "e" => Escape::Edge,
+            _ => return Err(format!("esc:{v} (expected c or e)")),
+        };
+        Ok(())
+    }),
+    ("surf", |x, k, v| {
+        x.r.encirclement = yes_no(v, k)?;
+        Ok(())
+    }),
+    ("atkf", |x, k, v| {
+        x.r.first = if yes_no(v, k)? { Side::Attackers } else { Side::Defenders };
+        Ok(())
+    }),
+    ("tfr", |x, _, v| {
+        // As OpenTafl 0.4.8 plays them, not as its spec words them (see the module docs).
+        x.r.repetition = match v {
+            "i" => Repetition::None,
+            "d" => Repetition::Draw,
+            "w" => Repetition::MoverLoses,
+            "l" => Repetition::MoverWins,
+            "dl" => Repetition::DefendersLose,
+            _ => return Err(format!("tfr:{v} (supported: i, d, w, l, and the extension dl)")),
+        };
+        Ok(())
+    }),
+    ("ka", |x, _, v| {
+        x.r.king_armed = match v {
+            "y" => KingArmed::Yes,
+            "n" => KingArmed::No,
+            "h" => KingArmed::Hammer,
+            "a" => KingArmed::Anvil,
+            _ => return Err(format!("ka:{v} (expected y, n, h or a)")),
+        };
+        Ok(())
+    }),
+    ("ks", |x, _, v| {
+        (x.r.king_strength, x.r.king_on_edge) = match v {
+            "s" | "y" => (KingStrength::Strong, KingOnEdge::Safe),
+            "m" => (KingStrength::Strong, KingOnEdge::EdgeCounts),
+            "c" => (KingStrength::Weak, KingOnEdge::Safe),
+            "w" | "n" => (KingStrength::WeakEverywhere, KingOnEdge::Safe),
+            _ => return Err(format!("ks:{v} (expected s, c, m or w; y and n are s and w)")),
+        };
+        Ok(())
+    }),
+    ("ke", |x, k, v| {
+        x.king_on_edge = Some(if yes_no(v, k)? { KingOnEdge::EdgeCounts } else { KingOnEdge::Safe });
+        Ok(())
+    }),
+    ("nm", |x, _, v| {
+        x.r.no_moves = match v {
+            "l" => NoMoves::Loses,
+            "d" => NoMoves::Draw,
+            _ => return Err(format!("nm:{v} (expected l or d)")),
+        };
+        Ok(())
+    }),
+    ("cap", |x, _, v| {
+        x.r.ply_cap = v.parse().map_err(|_| format!("cap:{v} is not a number"))?;
+        Ok(())
+    }),
+    ("kspd", |x, _, v| {
+        x.king_speed = Some(v.parse().map_err(|_| format!("kspd:{v} is not a number"))?);
+        Ok(())
+    }),
+    ("spd", |x, _, v| {
+        x.r.speed = speeds_of(v)?;
+        Ok(())
+    }),
+    ("kj", no_jumps),
+    // Jumps of knights, commanders, mercenaries and guards: tafl-lab has none of them.
+    ("nj", ignore),
+    ("cj", ignore),
+    ("mj", ignore),
+    ("gj", ignore),
+    ("linc", |_, _, v| match v {
+        "n" => Ok(()),
+        _ => Err(format!("linc:{v} (Linnaean capture is not supported)")),
+    }),
+    ("ber", no_jumps),
+    ("sw", |x, _, v| {
+        x.r.shieldwall = match v {
+            "n" => false,
+            "s" => true,
+            _ => return Err(format!("sw:{v} (supported: n, s)")),
+        };
+        Ok(())
+    }),
+    ("swf", |_, _, v| match v {
+        "y" => Ok(()),
+        _ => Err("swf:n (shieldwalls that need no flanking move) is not supported".into()),
+    }),
+    ("efe", |x, k, v| {
+        x.r.exit_fort = yes_no(v, k)?;
+        Ok(())
+    }),
+    ("cen", |x, _, v| {
+        if v.is_empty() {
+            x.r.throne.enabled = false;
+        } else if v != "default" && v.trim_end_matches(',') != x.g.center().to_string() {
+            return Err(format!("cen:{v} (only the centre square is supported)"));
+        }
+        Ok(())
+    }),
+    ("cor", corners),
+    ("cenh", |x, _, v| {
+        x.cenh = v;
+        Ok(())
+    }),
+    ("cenhe", |x, _, v| {
+        x.cenhe = v;
+        Ok(())
+    }),
+    ("cenp", |x, _, v| {
+        x.cenp = v;
+        Ok(())
+    }),
+    ("cens", |x, _, v| {
+        x.cens = v;
+        Ok(())
+    }),
+    ("corh", |x, _, v| {
+        x.corh = v;
+        Ok(())
+    }),
+    // `cors:` and `corp:` both say who may stop on a corner (`rules_string` writes them alike).
+    ("cors", |x, _, v| {
+        x.cors = v;
+        Ok(())
+    }),
+    ("corp", |x, _, v| {
+        x.cors = v;
+        Ok(())
+    }),
+    ("afor", |x, _, v| {
+        for part in v.split(',').filter(|p| !p.is_empty()) {
+            x.r.camps.squares.push(x.g.parse_square(part).map_err(|e| format!("afor: {e}"))?);
+        }
+        Ok(())
+    }),
+    ("aforh", |x, _, v| {
+        x.aforh = v;
+        Ok(())
+    }),
+    ("aforp", ignore),
+    ("afors", ignore),
+    // Defender forts: refused when there are any; their settings then say nothing.
+    ("dfor", |_, k, v| if v.is_empty() { Ok(()) } else { Err(unsupported(k, v)) }),
+    ("dforh", ignore),
+    ("dforp", ignore),
+    ("dfors", ignore),
+    ("dforre", ignore),
+    ("cenre", reentry),
+    ("corre", reentry),
+    ("aforre", reentry),
+];
+
+impl<'a> Reading<'a> {
+    /// OpenTafl's defaults, but for repetition (a draw rather than OpenTafl's none).
+    fn new(g: Geometry) -> Reading<'a> {
+        let mut r = RuleSet::default();
+        r.repetition = Repetition::Draw;
+        Reading {
+            g,
+            r,
+            name: String::from("opentafl"),
+            cenh: "tcnk",
+            cenhe: "tcnkTCNK",
+            cenp: "tcnkTCNK",
+            cens: "K",
+            corh: "tcnkTCNK",
+            cors: "K",
+            aforh: "TCNK",
+            king_on_edge: None,
+            king_speed: None,
         }
     }
-    if let Some(e) = king_on_edge {
-        r.king_on_edge = e;
+
+    /// The variant: the extension keys applied, the square settings turned into rules.
+    fn finish(self, pieces: Vec<(Square, Piece)>) -> Result<Variant, String> {
+        let Reading { g, mut r, name, cenh, cenhe, cenp, cens, corh, cors, aforh, king_on_edge, king_speed } = self;
+        if let Some(e) = king_on_edge {
+            r.king_on_edge = e;
+        }
+        if let Some(s) = king_speed {
+            r.speed.king = s;
+        }
+        r.throne.hostile_to_attackers = hostile_of(cenh, cenhe, false);
+        r.throne.hostile_to_defenders = hostile_of(cenh, cenhe, true);
+        if r.throne.enabled && r.king_strength != KingStrength::WeakEverywhere && r.throne.hostile_to_defenders == When::Never {
+            // tafl-lab counts the empty throne against a king beside it; OpenTafl counts it only
+            // when the empty throne is hostile to defenders, so the two would disagree.
+            return Err(format!(
+                "cenhe:{cenhe} with a king strong beside the throne (ks:s, c or m): tafl-lab counts the empty throne against him, OpenTafl does not"
+            ));
+        }
+        r.throne.pass = who_of(cenp, "cenp")?;
+        r.throne.stop = who_of(cens, "cens")?;
+        let ch = |upper| if corh.contains(if upper { 'T' } else { 't' }) { When::Always } else { When::Never };
+        r.corners.hostile_to_attackers = ch(false);
+        r.corners.hostile_to_defenders = ch(true);
+        r.corners.stop = who_of(cors, "cors")?;
+        if !r.camps.squares.is_empty() {
+            let ah = |upper| if aforh.contains(if upper { 'T' } else { 't' }) { When::WhenEmpty } else { When::Never };
+            r.camps.hostile_to_attackers = ah(false);
+            r.camps.hostile_to_defenders = ah(true);
+        }
+        Ok(Variant::new(&name, r, g, pieces)?)
     }
-    if let Some(s) = king_speed {
-        r.speed.king = s;
-    }
-    r.throne.hostile_to_attackers = hostile_of(cenh, cenhe, false);
-    r.throne.hostile_to_defenders = hostile_of(cenh, cenhe, true);
-    if r.throne.enabled && r.king_strength != KingStrength::WeakEverywhere && r.throne.hostile_to_defenders == When::Never {
-        // tafl-lab counts the empty throne against a king beside it; OpenTafl counts it only
-        // when the empty throne is hostile to defenders, so the two would disagree.
-        return Err(format!(
-            "cenhe:{cenhe} with a king strong beside the throne (ks:s, c or m): tafl-lab counts the empty throne against him, OpenTafl does not"
-        ));
-    }
-    r.throne.pass = who_of(cenp, "cenp")?;
-    r.throne.stop = who_of(cens, "cens")?;
-    let ch = |upper| if corh.contains(if upper { 'T' } else { 't' }) { When::Always } else { When::Never };
-    r.corners.hostile_to_attackers = ch(false);
-    r.corners.hostile_to_defenders = ch(true);
-    r.corners.stop = who_of(cors, "cors")?;
-    if !r.camps.squares.is_empty() {
-        let ah = |upper| if aforh.contains(if upper { 'T' } else { 't' }) { When::WhenEmpty } else { When::Never };
-        r.camps.hostile_to_attackers = ah(false);
-        r.camps.hostile_to_defenders = ah(true);
-    }
-    Ok(Variant::new(&name, r, g, pieces)?)
 }
 
 fn who_letters(w: Who) -> &'static str {
@@ -591,4 +760,103 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     }
     parts.push(format!("start:{}", pieces_string(g, &v.layout)));
     Ok(parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::PRESETS;
+    use std::collections::BTreeSet;
+
+    /// For each key of [`RULES_KEYS`], in table order, tokens to add to Brandubh's rules
+    /// string, ending with that key. The keys `rules_string` writes are given as it writes
+    /// them (after tokens that make it write them, e.g. camps for `aforh:`).
+    const SAMPLES: &[(&str, &str)] = &[
+        ("dim", "dim:7"),
+        ("start", "start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/"),
+        ("starti", "starti:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/"),
+        ("name", "name:sample"),
+        ("esc", "esc:e"),
+        ("surf", "surf:y"),
+        ("atkf", "atkf:n"),
+        ("tfr", "tfr:dl"),
+        ("ka", "ka:h"),
+        ("ks", "ks:m"),
+        ("ke", "ks:w ke:y"),
+        ("nm", "nm:d"),
+        ("cap", "cap:300"),
+        ("kspd", "kspd:2"),
+        ("spd", "spd:3"),
+        ("kj", "kj:n"),
+        ("nj", "nj:y"),
+        ("cj", "cj:y"),
+        ("mj", "mj:y"),
+        ("gj", "gj:y"),
+        ("linc", "linc:n"),
+        ("ber", "ber:n"),
+        ("sw", "sw:s"),
+        ("swf", "swf:y"),
+        ("efe", "efe:y"),
+        ("cen", "cen:"),
+        ("cor", "cor:a1,b1,f1,g1,a2,b2,f2,g2,a6,b6,f6,g6,a7,b7,f7,g7"),
+        ("cenh", "cenh:tcnkTCNK"),
+        ("cenhe", "cenh: cenhe:tcnkTCNK"),
+        ("cenp", "cenp:tcnkTCNK"),
+        ("cens", "cens:tcnkTCNK"),
+        ("corh", "corh:tcnk"),
+        ("cors", "cors:tcnkTCNK"),
+        ("corp", "corp:tcnkTCNK"),
+        ("afor", "afor:d1,d7"),
+        ("aforh", "afor:d1,d7 aforh:tcnkTCNK"),
+        ("aforp", "aforp:tcnkTCNK"),
+        ("afors", "afors:tcnkTCNK"),
+        ("dfor", "dfor:"),
+        ("dforh", "dforh:tcnkTCNK"),
+        ("dforp", "dforp:tcnkTCNK"),
+        ("dfors", "dfors:tcnkTCNK"),
+        ("dforre", "dforre:tcnkTCNK"),
+        ("cenre", "cenre:tcnkTCNK"),
+        ("corre", "corre:tcnkTCNK"),
+        ("aforre", "aforre:tcnkTCNK"),
+    ];
+
+    /// The keys `rules_string` writes (when the rules need them); the other keys are only read.
+    const WRITTEN: &[&str] = &[
+        "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "ke", "nm", "spd", "cap", "sw", "efe", "cen", "cenh", "cenhe",
+        "cenp", "cens", "cor", "corh", "cors", "corp", "afor", "aforh", "start",
+    ];
+
+    /// Every key of the table is read, and reads back the same rules through `rules_string`;
+    /// a key `rules_string` writes comes back exactly as given; `rules_string` writes no key
+    /// the table lacks, and every key marked written is written for some sample or preset.
+    #[test]
+    fn every_rules_key_round_trips_through_rules_string() {
+        let table: Vec<&str> = RULES_KEYS.iter().map(|(k, _)| *k).collect();
+        let sampled: Vec<&str> = SAMPLES.iter().map(|(k, _)| *k).collect();
+        assert_eq!(sampled, table, "one sample per key of RULES_KEYS, in its order");
+        let base = rules_string(&Variant::preset("brandubh").expect("preset")).unwrap();
+        let mut outputs = Vec::new();
+        for &(key, tokens) in SAMPLES {
+            let text = format!("{base} {tokens}");
+            let read = parse_rules_string(&text).unwrap_or_else(|e| panic!("{tokens}: {e}"));
+            let out = rules_string(&read).unwrap_or_else(|e| panic!("{tokens}: {e}"));
+            let back = parse_rules_string(&out).unwrap_or_else(|e| panic!("{tokens}: {out}: {e}"));
+            assert_eq!(back, read, "{tokens}: {out}");
+            assert_eq!(back.name, read.name, "{tokens}");
+            assert_eq!(rules_string(&back).unwrap(), out, "{tokens}");
+            if WRITTEN.contains(&key) {
+                let last = tokens.split(' ').last().unwrap();
+                assert!(out.split(' ').any(|t| t == last), "{last} is not written back as given: {out}");
+            }
+            outputs.push(out);
+        }
+        for (name, _) in PRESETS {
+            if let Ok(s) = rules_string(&Variant::preset(name).expect("preset")) {
+                outputs.push(s);
+            }
+        }
+        let written: BTreeSet<&str> = outputs.iter().flat_map(|s| s.split(' ')).map(|t| t.split_once(':').unwrap().0).collect();
+        assert_eq!(written, WRITTEN.iter().copied().collect::<BTreeSet<_>>());
+        assert!(WRITTEN.iter().all(|k| table.contains(k)));
+    }
 }

@@ -3,8 +3,8 @@
 //! Every leaf move is made (not merely counted), so capture and game-end statistics come out
 //! too, and positions whose game has ended are leaves at their own ply and not expanded.
 
-use super::position::Position;
-use super::types::Move;
+use crate::position::Position;
+use crate::types::Move;
 
 /// Counts at the leaf ply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub fn divide(pos: &mut Position, depth: u32) -> Vec<(Move, PerftStats)> {
         .collect()
 }
 
-fn leaf_stats(pos: &Position, undo: &super::position::Undo) -> PerftStats {
+fn leaf_stats(pos: &Position, undo: &crate::position::Undo) -> PerftStats {
     PerftStats { leaves: 1, captures: u64::from(!undo.captures.is_empty()), game_ends: u64::from(pos.is_over()) }
 }
 

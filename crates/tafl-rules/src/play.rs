@@ -3,7 +3,10 @@
 //! This is the smallest possible "agent" layer. It lets the main job, the rules benchmark and
 //! the property tests play complete games before any search or network exists.
 
-use crate::{Move, Outcome, Position, Side, Square, Variant};
+use crate::geometry::Square;
+use crate::position::Position;
+use crate::types::{Move, Outcome, Side};
+use crate::variant::Variant;
 use std::sync::Arc;
 
 /// A source of uniform choices: `pick(n)` returns an index in `0..n` (n > 0). Any closure

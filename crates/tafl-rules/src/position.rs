@@ -1,6 +1,6 @@
 //! Positions: the board, move generation, moves with their captures, and game outcomes.
 //!
-//! The board is a padded cell array (see [`super::geometry`]) of one-byte cell codes (the
+//! The board is a padded cell array (see [`crate::geometry`]) of one-byte cell codes (the
 //! private `cell` module says why). Rays stop at the first non-empty cell, so move generation
 //! needs no bounds checks, and a side's pieces are a bit mask. Moves are made and unmade in
 //! place ([`Position::make`], [`Position::unmake`]), which is what perft and search need;
@@ -10,18 +10,18 @@
 //! capture, exit fort, encirclement, repetition, no moves, ply cap), called from
 //! [`Position::make`].
 
-use super::cell::{self, capturable, piece_index, side_mask, EMPTY, KING, OFF_BOARD};
-use super::error::{MoveError, SetupError};
-use super::geometry::{Direction, Geometry, Square, CELLS, STRIDE};
-use super::setup::{check_pieces, Setup};
-use super::types::{Move, Outcome, Piece, Side};
-use super::variant::{Tables, Variant, CORNER, EDGE, RESTRICTED};
-use super::zobrist;
+use crate::cell::{self, capturable, piece_index, side_mask, EMPTY, KING, OFF_BOARD};
+use crate::error::{MoveError, SetupError};
+use crate::geometry::{Direction, Geometry, Square, CELLS, STRIDE};
+use crate::setup::Setup;
+use crate::types::{Move, Outcome, Piece, Side};
+use crate::variant::{check_pieces, Tables, Variant, CORNER, EDGE, RESTRICTED};
+use crate::zobrist;
 use std::fmt;
 use std::sync::Arc;
 
 /// Most pieces one move can capture: three custodial captures and a shieldwall on each side.
-pub const MAX_CAPTURES: usize = 3 + 2 * (super::geometry::MAX_SIZE as usize - 2);
+pub const MAX_CAPTURES: usize = 3 + 2 * (crate::geometry::MAX_SIZE as usize - 2);
 
 /// The pieces one move captured (never the king: a captured king ends the game instead).
 #[derive(Clone, Copy)]
@@ -81,7 +81,7 @@ pub struct Undo {
 // changes them.
 pub struct Position {
     pub(crate) variant: Arc<Variant>,
-    /// Cell codes ([`super::cell`]), indexed by [`Square::index`].
+    /// Cell codes ([`crate::cell`]), indexed by [`Square::index`].
     pub(crate) cells: [u8; CELLS],
     pub(crate) to_move: Side,
     pub(crate) king: Square,
@@ -482,7 +482,7 @@ impl Position {
         };
         for d in along {
             let mut s = (to as isize + d.offset()) as usize;
-            let mut row = [0usize; super::geometry::MAX_SIZE as usize];
+            let mut row = [0usize; crate::geometry::MAX_SIZE as usize];
             let mut len = 0;
             let mut ok = true;
             while self.cells[s] & enemy != 0 {
@@ -572,13 +572,6 @@ impl fmt::Display for Position {
     }
 }
 
-impl fmt::Debug for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", super::notation::position_string(self))
-    }
-}
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,12 +580,12 @@ mod tests {
     /// field, the history included, exactly as `clone` does.
     #[test]
     fn clone_from_equals_clone() {
-        let mut source = Position::start(Arc::new(Variant::preset("brandubh")));
+        let mut source = Position::start(Arc::new(Variant::preset("brandubh").expect("preset")));
         for _ in 0..3 {
             let mv = source.legal_moves()[1];
             source.make(mv);
         }
-        let mut target = Position::start(Arc::new(Variant::preset("tablut")));
+        let mut target = Position::start(Arc::new(Variant::preset("tablut").expect("preset")));
         for _ in 0..9 {
             let mv = target.legal_moves()[0];
             target.make(mv);

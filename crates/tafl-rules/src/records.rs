@@ -20,8 +20,11 @@
 //! and a recorded result that agrees with the rules' own end. A record that fails is skipped
 //! by its users with the one-line reason this module gives; nothing here guesses.
 
+use crate::geometry::Square;
 use crate::notation::{parse_move, split_moves};
-use crate::{Move, Outcome, Piece, Position, Side, Square, Variant};
+use crate::position::Position;
+use crate::types::{Move, Outcome, Piece, Side};
+use crate::variant::Variant;
 use std::fmt;
 use std::sync::Arc;
 
@@ -412,7 +415,7 @@ mod tests {
     use super::*;
 
     fn copenhagen() -> Arc<Variant> {
-        Arc::new(Variant::preset("copenhagen"))
+        Arc::new(Variant::preset("copenhagen").expect("preset"))
     }
 
     #[test]
@@ -517,7 +520,7 @@ mod tests {
 
     #[test]
     fn moves_after_the_end_and_contradicting_results_are_refused() {
-        let v = Arc::new(Variant::preset("brandubh"));
+        let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let start = Position::start(v.clone());
         let (moves, end) = finished_game(&v);
         let right = end.winner.map_or(RecordResult::Draw, RecordResult::Won);

@@ -5,8 +5,8 @@
 //! rule set is hashed into every position hash ([`RuleSet::fingerprint`]) and, in later layers,
 //! into every model and data file header, so data never meets the wrong rules silently.
 
-use super::geometry::{Geometry, Square};
-use super::types::Side;
+use crate::geometry::{Geometry, Square};
+use crate::types::Side;
 use serde::{Deserialize, Serialize};
 
 /// Where the king escapes to.

@@ -1,7 +1,7 @@
 //! The typed vocabulary of the game: sides, pieces, moves and outcomes.
 
-use super::error::{ParseError, ParseKind};
-use super::geometry::{Geometry, Square};
+use crate::parse_error::{ParseError, ParseKind};
+use crate::geometry::Square;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -120,22 +120,14 @@ impl Move {
         self.from.file().abs_diff(self.to.file()) + self.from.rank().abs_diff(self.to.rank())
     }
     /// The direction of travel, or `None` for a move that is not along a line.
-    pub fn direction(self) -> Option<super::geometry::Direction> {
-        use super::geometry::Direction::*;
+    pub fn direction(self) -> Option<crate::geometry::Direction> {
+        use crate::geometry::Direction::*;
         let (ff, fr, tf, tr) = (self.from.file(), self.from.rank(), self.to.file(), self.to.rank());
         match (ff == tf, fr == tr) {
             (true, false) => Some(if tr > fr { North } else { South }),
             (false, true) => Some(if tf > ff { East } else { West }),
             _ => None,
         }
-    }
-    /// Parses `a1-a4`, ignoring a capture list and info symbols; see
-    /// [`crate::notation::parse_move`] for the full record.
-    ///
-    /// # Errors
-    /// See [`crate::notation::parse_move`].
-    pub fn parse(s: &str, geometry: Geometry) -> Result<Move, ParseError> {
-        super::notation::parse_move(s, geometry).map(|r| r.mv)
     }
 }
 

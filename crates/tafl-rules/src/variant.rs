@@ -6,11 +6,11 @@
 //! file merges three layers of TOML (the common defaults, the base preset, the file) and then
 //! deserializes with unknown keys refused, so a misspelt rule never passes silently.
 
-use super::cell::{self, ANY_PIECE, ATTACKERS, DEFENDERS, KING, PIECE_KINDS};
-use super::error::{ParseError, ParseKind};
-use super::geometry::{Direction, Geometry, Square, CELLS};
-use super::ruleset::{CornerKind, Escape, RuleSet, When};
-use super::types::Piece;
+use crate::cell::{self, ANY_PIECE, ATTACKERS, DEFENDERS, KING, PIECE_KINDS};
+use crate::error::{ParseError, ParseKind, SetupError};
+use crate::geometry::{Direction, Geometry, Square, CELLS};
+use crate::ruleset::{CornerKind, Escape, RuleSet, When};
+use crate::types::Piece;
 use std::fmt;
 use std::path::Path;
 
@@ -94,8 +94,8 @@ fn when_bits(w: When, side_mask: u8, empty: &mut u8, full: &mut u8) {
     }
 }
 
-fn who_bits(w: super::ruleset::Who) -> u8 {
-    use super::ruleset::Who;
+fn who_bits(w: crate::ruleset::Who) -> u8 {
+    use crate::ruleset::Who;
     match w {
         Who::Nobody => 0,
         Who::King => KING,
@@ -103,9 +103,14 @@ fn who_bits(w: super::ruleset::Who) -> u8 {
     }
 }
 
+/// The preset names, in listing order, separated by commas.
+pub(crate) fn preset_names() -> String {
+    PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
 /// An error loading the variant from `origin` (a file, a preset, a spec): a
 /// [`ParseKind::Variant`] error whose message starts with the origin.
-fn load_error(origin: &str, message: impl fmt::Display) -> ParseError {
+pub(crate) fn load_error(origin: &str, message: impl fmt::Display) -> ParseError {
     ParseError::new(ParseKind::Variant, origin, format!("{origin}: {message}"))
 }
 
@@ -142,45 +147,23 @@ impl Variant {
             layout,
             tables,
         };
-        super::setup::validate_pieces(&v, &v.layout)?;
+        validate_pieces(&v, &v.layout)?;
         Ok(v)
-    }
-
-    /// Loads a variant from a spec: a preset name, a path to a TOML file, or an OpenTafl rules
-    /// string (anything containing `dim:`).
-    ///
-    /// # Errors
-    /// An unknown name, an unreadable or invalid file ([`ParseKind::Variant`]), or an invalid
-    /// rules string ([`ParseKind::RulesString`]), each as one line naming the source.
-    pub fn from_spec(spec: &str) -> Result<Variant, ParseError> {
-        let spec = spec.trim();
-        if let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == spec) {
-            return Variant::from_toml_str(text, spec);
-        }
-        if spec.contains("dim:") {
-            return super::notation::parse_rules_string(spec)
-                .map_err(|e| ParseError { message: format!("OpenTafl rules string: {}", e.message), ..e });
-        }
-        let path = Path::new(spec);
-        if spec.ends_with(".toml") || path.exists() {
-            return Variant::from_file(path);
-        }
-        Err(load_error(
-            spec,
-            format!(
-                "unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)",
-                PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            ),
-        ))
     }
 
     /// A preset by name.
     ///
+    /// # Errors
+    /// A [`ParseKind::Variant`] error when `name` is not a preset, one line naming it and the
+    /// presets.
+    ///
     /// # Panics
-    /// If `name` is not a preset or the embedded preset is invalid (a build error).
-    pub fn preset(name: &str) -> Variant {
-        let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no preset {name}"));
-        Variant::from_toml_str(text, name).unwrap_or_else(|e| panic!("{e}"))
+    /// If the embedded preset is invalid (a build error; the tests load every preset).
+    pub fn preset(name: &str) -> Result<Variant, ParseError> {
+        let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+            return Err(load_error(name, format!("unknown preset (presets: {})", preset_names())));
+        };
+        Ok(Variant::from_toml_str(text, name).unwrap_or_else(|e| panic!("{e}")))
     }
 
     /// Loads a variant file.
@@ -349,6 +332,37 @@ impl Variant {
 }
 
 /// A speed limit of [`Tables::max_dist`] that limits nothing (a move is at most a board side).
+/// Checks pieces against a variant: one king, no square twice, nothing on a square it may
+/// never stand on (the king may stand on the throne and anyone in a camp, as at the start).
+pub(crate) fn check_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<(), SetupError> {
+    let kings = pieces.iter().filter(|(_, p)| *p == Piece::King).count();
+    if kings != 1 {
+        return Err(SetupError::KingCount(kings));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for &(sq, piece) in pieces {
+        if !v.geometry.on_board(sq) {
+            return Err(SetupError::OffBoard(sq));
+        }
+        if !seen.insert(sq) {
+            return Err(SetupError::Occupied(sq));
+        }
+        let flags = v.tables.flags[sq.index()];
+        let allowed = v.may_stop(piece, sq, sq)
+            || (flags & THRONE != 0 && piece == Piece::King)
+            || flags & CAMP != 0;
+        if !allowed {
+            return Err(SetupError::Restricted { square: sq, piece });
+        }
+    }
+    Ok(())
+}
+
+/// [`check_pieces`] for variant construction: a bad starting layout makes a bad variant.
+fn validate_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<(), ParseError> {
+    check_pieces(v, pieces).map_err(|e| ParseError::new(ParseKind::Variant, &v.name, format!("layout: {e}")))
+}
+
 const UNLIMITED: u8 = u8::MAX;
 
 fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
@@ -527,3 +541,17 @@ fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fingerprints stored in models and shards depend on this form: it must equal
+    /// serde_json's compact output for every preset's rules.
+    #[test]
+    fn rule_sets_serialize_as_serde_json_does() {
+        for (name, _) in PRESETS {
+            let rules = Variant::preset(name).expect("preset").rules;
+            assert_eq!(crate::canonical::to_json(&rules).unwrap(), serde_json::to_string(&rules).unwrap(), "{name}");
+        }
+    }
+}

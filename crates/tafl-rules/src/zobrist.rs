@@ -1,8 +1,8 @@
 //! Zobrist keys, generated at compile time from a fixed seed so hashes are stable across runs,
 //! machines and versions (they end up in data files).
 
-use super::cell::{piece_index, PIECE_KINDS};
-use super::geometry::CELLS;
+use crate::cell::{piece_index, PIECE_KINDS};
+use crate::geometry::CELLS;
 
 const fn splitmix(state: u64) -> (u64, u64) {
     let s = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -34,7 +34,7 @@ static KEYS: [[u64; CELLS]; PIECE_KINDS] = generate();
 /// Key for "defenders to move".
 pub const SIDE: u64 = splitmix(0x5EED_0F_51DE).1;
 
-/// Key of the piece with cell code `code` (a piece, see [`super::cell`]) on `cell`.
+/// Key of the piece with cell code `code` (a piece, see [`crate::cell`]) on `cell`.
 #[inline(always)]
 pub fn piece(code: u8, cell: usize) -> u64 {
     KEYS[piece_index(code)][cell]

@@ -5,7 +5,7 @@ use tafl_rules::{notation, Position, Variant};
 
 #[test]
 fn the_board_marks_the_last_move_and_display_adds_the_status() {
-    let mut pos = Position::start(Arc::new(Variant::preset("brandubh")));
+    let mut pos = Position::start(Arc::new(Variant::preset("brandubh").expect("preset")));
     let mv = notation::parse_move("d2-b2", pos.geometry()).unwrap().mv;
     pos.play(mv).unwrap();
     let marked = pos.board(Some(mv)).to_string();

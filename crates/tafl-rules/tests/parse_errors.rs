@@ -69,7 +69,7 @@ fn position_strings_and_layouts() {
     check(&e, ParseKind::Position, bad, "`x`");
     assert!(e.message.contains(bad), "{e}");
     // Parsing and validating: syntax errors carry the parse error, rule errors their own enum.
-    let v = Arc::new(Variant::preset("brandubh"));
+    let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     match parse_position(v.clone(), bad, Side::Attackers) {
         Err(SetupError::Syntax(inner)) => assert_eq!(inner, e),
         other => panic!("expected a syntax error, got {other:?}"),
@@ -109,7 +109,7 @@ fn variants_name_their_origin() {
     let e = Variant::from_toml_str("base = \"brandubh\"\ncolour = 1\n", "bad.toml").unwrap_err();
     check(&e, ParseKind::Variant, "bad.toml", "bad.toml: unknown key `colour`");
     // Rules and a layout that do not fit together; the input is the variant's name.
-    let b = Variant::preset("brandubh");
+    let b = Variant::preset("brandubh").expect("preset");
     let mut r = b.rules.clone();
     r.escape = Escape::Corners;
     r.corners.kind = CornerKind::None;
@@ -144,7 +144,7 @@ fn errors_are_std_errors_and_strings() {
 
 #[test]
 fn rules_opentafl_cannot_write_get_their_own_error() {
-    let v = Variant::preset("brandubh");
+    let v = Variant::preset("brandubh").expect("preset");
     let mut r = v.rules.clone();
     r.corners.hostile_to_defenders = When::WhenEmpty;
     let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err();

@@ -34,7 +34,7 @@ fn perft_fixtures_match() {
 
 #[test]
 fn divide_sums_to_perft() {
-    let mut pos = Position::start(Arc::new(Variant::preset("brandubh")));
+    let mut pos = Position::start(Arc::new(Variant::preset("brandubh").expect("preset")));
     let total: u64 = tafl_rules::perft::divide(&mut pos, 3).iter().map(|(_, s)| s.leaves).sum();
     assert_eq!(total, perft(&mut pos, 3).leaves);
 }

@@ -14,7 +14,7 @@ use tafl_rules::variant::PRESETS;
 use tafl_rules::{EndScreen, Move, Piece, Position, Reason, Square, Variant};
 
 fn presets() -> Vec<Arc<Variant>> {
-    PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n))).collect()
+    PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n).expect("preset"))).collect()
 }
 
 /// The squares of the camp that holds `sq` (empty if none), by flood fill over the rule list.
@@ -128,7 +128,7 @@ fn check(p: &mut Position) {
     // clone_from into a position of another variant and game (reusing its history's
     // allocation) gives the same position as clone, history included: the next moves repeat
     // and end alike.
-    let mut other = Position::start(Arc::new(Variant::preset("tablut")));
+    let mut other = Position::start(Arc::new(Variant::preset("tablut").expect("preset")));
     for _ in 0..3 {
         let mv = other.legal_moves()[0];
         other.make(mv);
@@ -149,7 +149,7 @@ proptest! {
 
     #[test]
     fn invariants_hold_along_random_games(preset in 0..PRESETS.len(), seed in any::<u64>(), plies in 0usize..80) {
-        let v = Arc::new(Variant::preset(PRESETS[preset].0));
+        let v = Arc::new(Variant::preset(PRESETS[preset].0).expect("preset"));
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
         let mut p = Position::start(v);
         check(&mut p);

@@ -12,7 +12,7 @@ use tafl_rules::{Position, SetupError, Side, Variant};
 fn every_preset_loads_and_round_trips_through_toml() {
     assert_eq!(PRESETS.len(), 14);
     for (name, _) in PRESETS {
-        let v = Variant::preset(name);
+        let v = Variant::preset(name).expect("preset");
         assert_eq!(v.name, *name);
         let back = Variant::from_toml_str(&v.to_toml(), "round-trip").unwrap();
         assert_eq!(back, v, "{name}");
@@ -22,7 +22,7 @@ fn every_preset_loads_and_round_trips_through_toml() {
 
 #[test]
 fn preset_fingerprints_differ_where_rules_differ() {
-    let f = |n| Variant::preset(n).rules_fingerprint();
+    let f = |n| Variant::preset(n).expect("preset").rules_fingerprint();
     assert_eq!(f("copenhagen"), f("copenhagen-13"), "same rules, other board");
     assert_ne!(f("copenhagen"), f("fetlar"));
     assert_ne!(f("brandubh"), f("magpie"));
@@ -47,7 +47,7 @@ a...d...a
 "#;
     let v = Variant::from_toml_str(text, "copenhagen-9.toml").unwrap();
     assert_eq!(v.geometry.size(), 9);
-    assert_eq!(v.rules, Variant::preset("copenhagen").rules);
+    assert_eq!(v.rules, Variant::preset("copenhagen").expect("preset").rules);
     assert_eq!(Position::start(Arc::new(v)).legal_moves().len(), Position::start(variant("tablut")).legal_moves().len());
 }
 
@@ -55,7 +55,7 @@ a...d...a
 fn a_file_can_change_one_rule_of_a_preset() {
     let text = "base = \"copenhagen\"\n[rules]\nshieldwall = false\n[rules.throne]\nstop = \"nobody\"\n";
     let v = Variant::from_toml_str(text, "x.toml").unwrap();
-    let mut expected = Variant::preset("copenhagen").rules;
+    let mut expected = Variant::preset("copenhagen").expect("preset").rules;
     expected.shieldwall = false;
     expected.throne.stop = tafl_rules::ruleset::Who::Nobody;
     assert_eq!(v.rules, expected);
@@ -128,7 +128,7 @@ const CPH_START: &str = "/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t
 #[test]
 fn opentafl_rules_strings_load_as_variants() {
     let v = parse_rules_string(&format!("dim:11 name:copenhagen sw:s efe:y tfr:dl start:{CPH_START}")).unwrap();
-    let cph = Variant::preset("copenhagen");
+    let cph = Variant::preset("copenhagen").expect("preset");
     assert_eq!(v.rules, cph.rules);
     assert_eq!(v.layout, cph.layout);
     // The spec's Brandubh example: `ks:n` is `ks:w` (weak everywhere), the throne hostile to nobody.
@@ -217,7 +217,7 @@ fn playing_an_illegal_move_is_an_error_not_a_panic() {
 #[test]
 fn every_preset_round_trips_through_an_opentafl_rules_string() {
     for (name, _) in PRESETS {
-        let v = Variant::preset(name);
+        let v = Variant::preset(name).expect("preset");
         let s = rules_string(&v).unwrap();
         let back = parse_rules_string(&s).unwrap_or_else(|e| panic!("{name}: {e}\n{s}"));
         assert_eq!(back.rules, v.rules, "{name}: {s}");
@@ -230,7 +230,7 @@ fn every_preset_round_trips_through_an_opentafl_rules_string() {
 fn rules_opentafl_cannot_express_are_refused_when_writing() {
     // A king strong beside a throne never hostile to defenders: OpenTafl would not count the
     // throne against him, tafl-lab does.
-    let v = Variant::preset("brandubh");
+    let v = Variant::preset("brandubh").expect("preset");
     let mut r = v.rules.clone();
     r.throne.hostile_to_defenders = When::Never;
     let e = rules_string(&v.with_rules(r).unwrap()).unwrap_err().to_string();
@@ -270,7 +270,7 @@ fn opentafl_builtin_rules_strings_load_as_opentafl_plays_them() {
 
 #[test]
 fn opentafl_rules_values_map_both_ways() {
-    let b = Variant::preset("brandubh");
+    let b = Variant::preset("brandubh").expect("preset");
     let with = |change: &dyn Fn(&mut tafl_rules::RuleSet)| {
         let mut r = b.rules.clone();
         change(&mut r);

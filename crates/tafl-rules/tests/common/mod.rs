@@ -8,12 +8,12 @@ use tafl_rules::{EndScreen, Move, Outcome, Position, Reason, RuleSet, Setup, Sid
 
 /// A preset.
 pub fn variant(name: &str) -> Arc<Variant> {
-    Arc::new(Variant::preset(name))
+    Arc::new(Variant::preset(name).expect("preset"))
 }
 
 /// A preset with some rules changed ("Copenhagen but no shieldwall").
 pub fn variant_with(name: &str, change: impl FnOnce(&mut RuleSet)) -> Arc<Variant> {
-    let base = Variant::preset(name);
+    let base = Variant::preset(name).expect("preset");
     let mut rules = base.rules.clone();
     change(&mut rules);
     Arc::new(base.with_rules(rules).expect("valid rules"))

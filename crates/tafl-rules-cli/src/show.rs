@@ -1,6 +1,6 @@
 //! `tafl-lab show`: a position as a board, to check a position string or a move list by eye.
 
-use super::PositionArgs;
+use crate::PositionArgs;
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;

@@ -11,7 +11,7 @@ pub struct VariantsArgs {}
 
 pub fn run(_args: &VariantsArgs, out: &mut impl Write) -> Result<()> {
     for (name, _) in tafl_rules::variant::PRESETS {
-        let v = Variant::preset(name);
+        let v = Variant::preset(name)?;
         let (a, d) = v.piece_counts();
         writeln!(
             out,

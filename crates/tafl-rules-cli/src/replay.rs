@@ -1,7 +1,7 @@
 //! `tafl-lab replay`: checks recorded games move by move (one JSON line per ply), or many
 //! games in one process with `--games`, so game files from elsewhere can be validated.
 
-use super::PositionArgs;
+use crate::PositionArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use std::io::{Read, Write};

@@ -1,6 +1,6 @@
 //! `tafl-lab perft`: move-tree leaf counts, to check the move generator against other engines.
 
-use super::PositionArgs;
+use crate::PositionArgs;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! `tafl-lab moves`: the legal moves of a position, sorted, so other programs can diff them.
 
-use super::PositionArgs;
+use crate::PositionArgs;
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;

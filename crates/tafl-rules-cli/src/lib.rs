@@ -1,9 +1,10 @@
-//! The rules-only commands (`variants`, `show`, `moves`, `perft`, `replay`, `demo`), one file
-//! each, and what they share: `PositionArgs` and one-line parse errors (`parse_args`).
+//! tafl-lab's rules-only commands (`variants`, `show`, `moves`, `perft`, `replay`, `demo`), one
+//! file each, and what they share: `PositionArgs` and one-line parse errors (`parse_args`).
 //!
-//! Compiled into both binaries, so it uses `tafl_rules` only, never `tafl_lab`: `tafl-lab`
+//! A crate of its own on `tafl-rules` alone (no LibTorch), used by both binaries: `tafl-lab`
 //! (`src/main.rs`) runs these commands without loading LibTorch and hands every other command
-//! line to `tafl-lab-torch` (`src/cli/mod.rs`), which has them all.
+//! line to `tafl-lab-torch` (`src/cli/mod.rs`), which flattens [`RulesCommand`] into its full
+//! command list.
 
 mod demo;
 mod moves;
@@ -30,8 +31,7 @@ pub enum RulesCommand {
     Demo(demo::DemoArgs),
 }
 
-/// Whether `name` is one of the rules-only subcommands (used by the front binary only).
-#[allow(dead_code)]
+/// Whether `name` is one of the rules-only subcommands (the front binary runs those itself).
 pub fn is_rules_command(name: &str) -> bool {
     matches!(name, "variants" | "show" | "moves" | "perft" | "replay" | "demo")
 }
@@ -87,8 +87,7 @@ impl PositionArgs {
 
     /// The moves from the variant's start to [`PositionArgs::position`], when it is reached
     /// that way (no `--position`); `None` for a set-up position. Used by `analyze` in
-    /// `tafl-lab-torch`; the front binary compiles this module without it.
-    #[allow(dead_code)]
+    /// `tafl-lab-torch`.
     pub fn history(&self) -> Result<Option<Vec<tafl_rules::Move>>> {
         if self.position.is_some() {
             return Ok(None);

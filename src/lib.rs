@@ -31,6 +31,7 @@ pub mod export;
 pub mod fault;
 pub mod fsio;
 pub mod nn;
+pub mod report;
 pub mod search;
 pub mod selfplay;
 pub mod stats;

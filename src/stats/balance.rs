@@ -2,7 +2,7 @@
 //! with rule tweaks), and the attacker/defender/draw rates come out with Wilson intervals,
 //! game lengths and win reasons, beside human figures where they exist.
 
-use super::plot::{self, BarSeries, Chart, PlotError, Series};
+use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
 use super::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
 use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
@@ -438,7 +438,7 @@ pub fn write_games(dir: &Path, games: &[SampleGame]) -> Result<PathBuf, PlotErro
 /// # Errors
 /// A plot file that cannot be read, or the page cannot be written.
 pub fn write_html(dir: &Path, rows: &[BalanceRow], command: &str, games: &[SampleGame], viewer: &str) -> Result<PathBuf, PlotError> {
-    use super::html::{escape, figure, page, table};
+    use crate::report::html::{escape, figure, page, table};
     let mut body = format!("<p>Command: <code>{}</code></p>\n<p>Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.</p>\n", escape(command));
     let links = |row: usize| -> String {
         let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();

@@ -10,7 +10,7 @@
 
 use super::balance::{BalanceJob, BalanceRow, HumanRef};
 use super::elo::{fit_ratings, FitError, PairResult};
-use super::plot::{self, Chart, PlotError, Series};
+use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
 use crate::fsio::atomic_write;
 use crate::rules::Variant;

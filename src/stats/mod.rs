@@ -7,11 +7,7 @@
 
 pub mod balance;
 pub mod elo;
-pub mod html;
 pub mod ladder;
-pub mod metrics;
-pub mod plot;
-pub mod report;
 
 /// The 97.5% quantile of the standard normal distribution (two-sided 95%).
 pub const Z95: f64 = 1.959_963_984_540_054;

@@ -30,6 +30,7 @@ pub mod engine;
 pub mod export;
 pub mod fault;
 pub mod fsio;
+pub mod lab;
 pub mod nn;
 pub mod report;
 pub mod search;

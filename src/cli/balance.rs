@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tafl_lab::arena::AgentSpec;
 use tafl_lab::rules::Variant;
-use tafl_lab::stats::balance::{self, BalanceJob, BalanceRow};
+use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow};
 
 /// Measure variant balance: an agent plays itself on each variant; attacker, defender
 /// and draw rates with 95% Wilson intervals, game lengths and end reasons, beside human
@@ -196,7 +196,7 @@ fn checkpoints(run_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
 
 fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) -> Result<()> {
     use tafl_lab::arena::AgentKind;
-    use tafl_lab::stats::ladder::{self, LadderJob};
+    use tafl_lab::lab::ladder::{self, LadderJob};
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }

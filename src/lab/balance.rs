@@ -3,7 +3,7 @@
 //! game lengths and win reasons, beside human figures where they exist.
 
 use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
-use super::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
+use crate::stats::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
 use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
 use crate::rules::{Reason, Side, Variant};

@@ -9,7 +9,8 @@
 //! neighbours, and the fit chains the gaps with honest intervals.
 
 use super::balance::{BalanceJob, BalanceRow, HumanRef};
-use super::elo::{fit_ratings, FitError, PairResult};
+use crate::stats::elo::{fit_ratings, FitError, PairResult};
+use crate::stats::EloEstimate;
 use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
 use crate::fsio::atomic_write;
@@ -130,7 +131,7 @@ fn fit(rows: &mut [LadderRow], matches: &[LadderMatch]) -> Result<(), LadderErro
 /// Each generation's Elo from one joint fit of `matches` (one virtual draw per pair as the
 /// prior, so a clean sweep still has a finite rating), shifted so the first is 0 (with an
 /// interval of 0 to 0). A fit that fails is an error, never ratings left at 0.
-fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<super::EloEstimate>, LadderError> {
+fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<EloEstimate>, LadderError> {
     let index = |g: u64| generations.iter().position(|&x| x == g).expect("matches are between rows");
     let results: Vec<PairResult> = matches.iter().map(|m| PairResult::new(index(m.a), index(m.b), m.wins, m.draws, m.losses)).collect();
     let f = fit_ratings(generations.len(), &results, 1.0).map_err(|source| LadderError::Fit { matches: matches.len(), source })?;
@@ -138,7 +139,7 @@ fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<super::El
         .map(|i| {
             let d = f.difference(i, 0);
             if i == 0 {
-                super::EloEstimate { elo: d.elo, low: 0.0, high: 0.0 }
+                EloEstimate { elo: d.elo, low: 0.0, high: 0.0 }
             } else {
                 d
             }

@@ -15,8 +15,8 @@ use tafl_lab::rules::Variant;
 /// to --out (tournament.json, tournament.md). Rerun the same command to resume.
 #[derive(clap::Args)]
 pub struct TournamentArgs {
-    #[arg(long, default_value = "brandubh")]
-    pub variant: String,
+    #[command(flatten)]
+    pub common: super::ArenaArgs,
     /// The agents, separated by semicolons: "random;mcts:sims=100;az:model=m,sims=64".
     #[arg(long)]
     pub agents: Option<String>,
@@ -26,20 +26,9 @@ pub struct TournamentArgs {
     /// Games per pairing (even: each opening is played with both sides).
     #[arg(long, default_value_t = 10)]
     pub games: usize,
-    /// Random seed: the same seed replays the same tournament.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Random opening plies shared by each pair of games.
-    #[arg(long, default_value_t = 2)]
-    pub opening_plies: u32,
     /// Output folder: settings.json, pairings/, tournament.json, tournament.md.
     #[arg(long)]
     pub out: PathBuf,
-    #[command(flatten)]
-    pub device: super::DeviceArgs,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 /// `text` split at the semicolons outside double quotes (spec values may be quoted).
@@ -67,10 +56,11 @@ fn wdl_text(w: Wdl) -> String {
 }
 
 pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
-    let variant = Arc::new(Variant::from_spec(&t.variant)?);
+    let common = &t.common;
+    let variant = Arc::new(Variant::from_spec(&common.variant)?);
     let mut texts = t.agents.as_deref().map(split_agents).unwrap_or_default();
     texts.extend(t.agent.iter().map(|a| a.trim().to_string()));
-    let specs: Vec<AgentSpec> = texts.iter().map(|s| super::parse_agent("--agents", s, &t.device)).collect::<Result<_>>()?;
+    let specs: Vec<AgentSpec> = texts.iter().map(|s| super::parse_agent("--agents", s, &common.device)).collect::<Result<_>>()?;
     if specs.len() < 2 {
         bail!("--agents: a tournament needs at least two agents (\"A;B;C\" or repeated --agent), got {}", specs.len());
     }
@@ -89,9 +79,9 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
         TournamentError::Agent { index, message } => anyhow!("--agents {}: {message}", texts[index]),
         e => anyhow!(e),
     };
-    let tournament = Tournament::open(&t.out, variant, specs, t.games, t.seed, t.opening_plies).map_err(named)?;
+    let tournament = Tournament::open(&t.out, variant, specs, t.games, common.seed, common.opening_plies).map_err(named)?;
     let pairings = labels.len() * (labels.len() - 1) / 2;
-    let bar = super::progress_bar((pairings * t.games) as u64, "tournament", t.quiet);
+    let bar = super::progress_bar((pairings * t.games) as u64, "tournament", common.quiet);
     let summary = tournament
         .run(&|_| bar.inc(1), &mut |event| match event {
             Event::Replaying { a, b, path, why } => writeln!(out, "replaying {a} vs {b} ({}): {why}", path.display()),

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary};
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
@@ -41,10 +41,6 @@ pub struct MatchArgs {
     /// fault when a game ends in a disagreement, a forfeit or a hang.
     #[arg(long, value_name = "DIR")]
     pub engine_log: Option<PathBuf>,
-}
-
-fn wdl_text(w: Wdl) -> String {
-    format!("{}W {}D {}L", w.win, w.draw, w.loss)
 }
 
 /// Writes `games` as a record: a `# variant:` line (the variant as given: a preset name, TOML
@@ -182,9 +178,9 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             variant.name,
             s.games,
             100.0 * s.a_score,
-            wdl_text(s.a_total()),
-            wdl_text(s.a_as_attackers),
-            wdl_text(s.a_as_defenders),
+            s.a_total(),
+            s.a_as_attackers,
+            s.a_as_defenders,
             s.mean_plies,
         )?;
         for (who, r) in [("A", &a_record), ("B", &b_record)] {

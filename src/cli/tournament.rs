@@ -6,7 +6,7 @@ use anyhow::{anyhow, bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tafl_lab::arena::{AgentSpec, Wdl};
+use tafl_lab::arena::AgentSpec;
 use tafl_lab::lab::tournament::{pct, Event, Tournament, TournamentError};
 use tafl_lab::rules::Variant;
 
@@ -49,10 +49,6 @@ fn split_agents(text: &str) -> Vec<String> {
     }
     parts.push(cur);
     parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
-}
-
-fn wdl_text(w: Wdl) -> String {
-    format!("{}-{}-{}", w.win, w.draw, w.loss)
 }
 
 pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
@@ -104,8 +100,8 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
                     r.games,
                     r.a,
                     pct(r.a_points(), r.games),
-                    wdl_text(r.a_as_attackers),
-                    wdl_text(r.a_as_defenders)
+                    r.a_as_attackers,
+                    r.a_as_defenders
                 )?;
                 out.flush()
             }),

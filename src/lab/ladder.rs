@@ -12,7 +12,7 @@ use super::balance::{BalanceJob, BalanceRow, HumanRef};
 use crate::stats::elo::{fit_ratings, FitError, PairResult};
 use crate::stats::EloEstimate;
 use crate::report::plot::{self, Chart, PlotError, Series};
-use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
+use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
 use crate::rules::Variant;
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,13 @@ pub struct LadderMatch {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
+}
+
+impl LadderMatch {
+    /// A's wins, draws and losses.
+    pub fn wdl(&self) -> Wdl {
+        Wdl { win: self.wins, draw: self.draws, loss: self.losses }
+    }
 }
 
 /// A whole ladder, as saved in `ladder.json`.
@@ -175,7 +182,7 @@ pub fn markdown(l: &Ladder, command: &str) -> String {
     if !l.matches.is_empty() {
         s.push_str("\nLadder matches (newer checkpoint first, its W-D-L):\n\n");
         for m in &l.matches {
-            let _ = writeln!(s, "- {} vs {}: {}-{}-{}", m.a, m.b, m.wins, m.draws, m.losses);
+            let _ = writeln!(s, "- {} vs {}: {}", m.a, m.b, m.wdl());
         }
     }
     s

@@ -175,10 +175,6 @@ fn pairing_path(out: &Path, i: usize, j: usize) -> PathBuf {
     out.join("pairings").join(format!("{}-{}.json", i + 1, j + 1))
 }
 
-fn wdl_text(w: Wdl) -> String {
-    format!("{}-{}-{}", w.win, w.draw, w.loss)
-}
-
 fn write_json(path: &Path, value: &impl Serialize) -> Result<(), TournamentError> {
     let mut text = serde_json::to_string_pretty(value).expect("serializes");
     text.push('\n');
@@ -437,8 +433,8 @@ fn tournament_md(settings: &Settings, records: &[AgentRecord], done: &[PairingRe
             r.a,
             r.b,
             r.games,
-            wdl_text(r.a_as_attackers),
-            wdl_text(r.a_as_defenders),
+            r.a_as_attackers,
+            r.a_as_defenders,
             pct(r.a_points(), r.games),
             d.elo,
             d.low,

@@ -71,6 +71,25 @@ impl BalanceRow {
         s
     }
 
+    /// `6 games, attackers 33.3%, defenders 66.7% (95% CI 30.0-90.3), draws 0.0%`: the rates
+    /// of a row's line on the terminal.
+    pub fn rates_text(&self) -> String {
+        format!(
+            "{} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
+            self.games,
+            100.0 * self.attackers_rate,
+            100.0 * self.defenders_rate,
+            100.0 * self.defenders_ci[0],
+            100.0 * self.defenders_ci[1],
+            100.0 * self.draws_rate
+        )
+    }
+
+    /// The row's line on the terminal: label, [`BalanceRow::rates_text`] and mean length.
+    pub fn summary_line(&self) -> String {
+        format!("{}: {}, mean {:.1} plies", self.label(), self.rates_text(), self.mean_length)
+    }
+
     /// Sums up finished games.
     pub fn from_games(variant: &Variant, changes: &[String], agent: &AgentSpec, seed: u64, games: &[GameResult]) -> BalanceRow {
         // Rules disagreements of external engines are not scored (they still show in `reasons`).
@@ -170,11 +189,13 @@ pub fn measure_with_games(
     Ok((rows, all))
 }
 
-fn pct(x: f64) -> String {
+/// A share as a percentage with one decimal: `66.7%`.
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn ci(c: [f64; 2]) -> String {
+/// An interval of shares as percentages: `30.0–90.3`.
+pub(crate) fn ci(c: [f64; 2]) -> String {
     format!("{:.1}–{:.1}", 100.0 * c[0], 100.0 * c[1])
 }
 

@@ -8,7 +8,7 @@
 //! (`stats::elo`), shifted so the first checkpoint is 0: each checkpoint plays its
 //! neighbours, and the fit chains the gaps with honest intervals.
 
-use super::balance::{BalanceJob, BalanceRow, HumanRef};
+use super::balance::{ci, pct, BalanceJob, BalanceRow, HumanRef};
 use crate::stats::elo::{fit_ratings, FitError, PairResult};
 use crate::stats::EloEstimate;
 use crate::report::plot::{self, Chart, PlotError, Series};
@@ -30,6 +30,18 @@ pub struct LadderRow {
     pub elo_high: f64,
     /// Self-play of this checkpoint (agent against itself).
     pub balance: BalanceRow,
+}
+
+impl LadderRow {
+    /// `-159 (-505 to +187)`: the Elo against the first checkpoint with its interval.
+    pub fn elo_text(&self) -> String {
+        format!("{:+.0} ({:+.0} to {:+.0})", self.elo, self.elo_low, self.elo_high)
+    }
+
+    /// The row's line on the terminal: generation, Elo and the self-play rates.
+    pub fn summary_line(&self) -> String {
+        format!("generation {}: Elo {}; {}", self.generation, self.elo_text(), self.balance.rates_text())
+    }
 }
 
 /// A ladder match: checkpoint `a` against checkpoint `b` (generations), A's W-D-L.
@@ -162,17 +174,14 @@ pub fn markdown(l: &Ladder, command: &str) -> String {
         let b = &r.balance;
         let _ = writeln!(
             s,
-            "| {} | {:+.0} ({:+.0} to {:+.0}) | {} | {:.1}% | {:.1}% ({:.1}–{:.1}) | {:.1}% | {:.1} |",
+            "| {} | {} | {} | {} | {} ({}) | {} | {:.1} |",
             r.generation,
-            r.elo,
-            r.elo_low,
-            r.elo_high,
+            r.elo_text(),
             b.games,
-            100.0 * b.attackers_rate,
-            100.0 * b.defenders_rate,
-            100.0 * b.defenders_ci[0],
-            100.0 * b.defenders_ci[1],
-            100.0 * b.draws_rate,
+            pct(b.attackers_rate),
+            pct(b.defenders_rate),
+            ci(b.defenders_ci),
+            pct(b.draws_rate),
             b.mean_length
         );
     }
@@ -227,6 +236,19 @@ mod tests {
         assert_eq!(pick_generations(&[0, 1, 2, 3, 4, 5], 3), vec![0, 3, 5]);
         assert_eq!(pick_generations(&[2, 4], 0), vec![2, 4]);
         assert!(pick_generations(&[], 2).is_empty());
+    }
+
+    #[test]
+    fn a_row_reads_alike_on_the_terminal_and_in_markdown() {
+        let v = Variant::from_spec("brandubh").unwrap();
+        let balance = BalanceRow::from_games(&v, &[], &"random".parse().unwrap(), 1, &[]);
+        let row = LadderRow { generation: 2, elo: -159.4, elo_low: -505.2, elo_high: 187.0, balance };
+        assert_eq!(row.summary_line(), "generation 2: Elo -159 (-505 to +187); 0 games, attackers 0.0%, defenders 0.0% (95% CI 0.0-100.0), draws 0.0%");
+        let m = LadderMatch { a: 2, b: 0, wins: 1, draws: 0, losses: 3 };
+        let l = Ladder { variant: "brandubh".into(), run_dir: "run".into(), agent: "az".into(), rows: vec![row], matches: vec![m], human: None };
+        let md = markdown(&l, "cmd");
+        assert!(md.contains("\n| 2 | -159 (-505 to +187) | 0 | 0.0% | 0.0% (0.0–100.0) | 0.0% | 0.0 |\n"), "{md}");
+        assert!(md.contains("\n- 2 vs 0: 1-0-3\n"), "{md}");
     }
 
     #[test]

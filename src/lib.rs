@@ -10,10 +10,12 @@
 //! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
 //!   evaluator.
 //! - [`selfplay`]: many games stepped in lockstep, one batched evaluator call per step.
+//! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Wilson, Elo,
+//!   SPRT, the Bradley-Terry fit, human figures (numbers only: it uses no other module).
+//! - [`report`]: charts, HTML pages, the `metrics.jsonl` line and a run's learning report.
 //! - [`train`]: the generation loop (self-play, replay window, SGD, checkpoints, evaluation),
 //!   run directories, resume, self-play workers.
-//! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Wilson, Elo,
-//!   SPRT, balance runs, reports and plots.
+//! - [`lab`]: experiments that play games: balance runs, the ladder, tournaments.
 //! - [`export`]: TorchScript, safetensors and the I/O contract for other engines;
 //!   [`engine`]: the OpenTafl Engine Protocol.
 //!
@@ -32,8 +34,10 @@ pub mod engine;
 pub mod export;
 pub mod fault;
 pub mod fsio;
+pub mod lab;
 pub mod nn;
 pub mod protocol;
+pub mod report;
 pub mod search;
 pub mod selfplay;
 pub mod stats;

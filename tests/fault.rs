@@ -200,7 +200,7 @@ fn check_run(dir: &Path, last_pid: Option<u32>, done: bool) -> Snapshot {
 
     // Metrics: contiguous from 1, each generation once.
     let metrics = if dir.join("metrics.jsonl").exists() {
-        tafl_lab::stats::report::read_metrics(&dir.join("metrics.jsonl")).unwrap_or_else(|e| panic!("{e}"))
+        tafl_lab::report::learning::read_metrics(&dir.join("metrics.jsonl")).unwrap_or_else(|e| panic!("{e}"))
     } else {
         Vec::new()
     };

@@ -66,7 +66,7 @@ fn smoke_run_writes_checkpoints_shards_and_metrics() {
     }
     assert!(m[1]["wall_seconds"].as_f64().unwrap() >= m[0]["wall_seconds"].as_f64().unwrap());
     // What the trainer writes is what the report reads: every line a whole `MetricsLine`.
-    let typed = tafl_lab::stats::report::read_metrics(&dir.join("metrics.jsonl")).unwrap();
+    let typed = tafl_lab::report::learning::read_metrics(&dir.join("metrics.jsonl")).unwrap();
     assert_eq!(typed.iter().map(|t| t.generation).collect::<Vec<_>>(), [1, 2]);
     for (t, line) in typed.iter().zip(&m) {
         assert_eq!(&serde_json::to_value(t).unwrap(), line);

@@ -77,6 +77,13 @@ impl Wdl {
     }
 }
 
+/// `3-1-2`: wins, draws, losses, the one form every message, table and report writes.
+impl std::fmt::Display for Wdl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{}", self.win, self.draw, self.loss)
+    }
+}
+
 /// A match summed up from A's view. Rules disagreements and void games are counted apart and
 /// not scored: `games` and the W-D-L counts cover scored games only; forfeits are scored as
 /// losses of the side that forfeited.
@@ -253,4 +260,15 @@ pub fn play_match_until(
         }
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wdl_reads_wins_draws_losses() {
+        let w = Wdl { win: 3, draw: 1, loss: 2 };
+        assert_eq!((w.to_string(), w.games()), ("3-1-2".to_string(), 6));
+    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tafl_lab::arena::AgentSpec;
 use tafl_lab::rules::Variant;
-use tafl_lab::stats::balance::{self, BalanceJob, BalanceRow};
+use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow};
 
 /// Measure variant balance: an agent plays itself on each variant; attacker, defender
 /// and draw rates with 95% Wilson intervals, game lengths and end reasons, beside human
@@ -125,18 +125,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     let mut files = balance::write_outputs(&a.out, &rows, command)?;
     files.extend(super::view::balance_pages(&a.out, &jobs, &rows, &results, command)?);
     for r in &rows {
-        writeln!(
-            out,
-            "{}: {} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%, mean {:.1} plies",
-            r.label(),
-            r.games,
-            100.0 * r.attackers_rate,
-            100.0 * r.defenders_rate,
-            100.0 * r.defenders_ci[0],
-            100.0 * r.defenders_ci[1],
-            100.0 * r.draws_rate,
-            r.mean_length
-        )?;
+        writeln!(out, "{}", r.summary_line())?;
     }
     writeln!(out, "wrote {} files to {}", files.len(), a.out.display())?;
     Ok(())
@@ -196,7 +185,7 @@ fn checkpoints(run_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
 
 fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) -> Result<()> {
     use tafl_lab::arena::AgentKind;
-    use tafl_lab::stats::ladder::{self, LadderJob};
+    use tafl_lab::lab::ladder::{self, LadderJob};
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
@@ -231,21 +220,7 @@ fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) 
     bar.finish_and_clear();
     let files = ladder::write_outputs(&a.out, &result, command)?;
     for r in &result.rows {
-        let b = &r.balance;
-        writeln!(
-            out,
-            "generation {}: Elo {:+.0} ({:+.0} to {:+.0}); {} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
-            r.generation,
-            r.elo,
-            r.elo_low,
-            r.elo_high,
-            b.games,
-            100.0 * b.attackers_rate,
-            100.0 * b.defenders_rate,
-            100.0 * b.defenders_ci[0],
-            100.0 * b.defenders_ci[1],
-            100.0 * b.draws_rate
-        )?;
+        writeln!(out, "{}", r.summary_line())?;
     }
     writeln!(out, "wrote {} files to {}", files.len(), a.out.display())?;
     Ok(())

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary, Wdl};
+use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary};
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
@@ -15,8 +15,8 @@ use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 /// win/draw/loss as each side.
 #[derive(clap::Args)]
 pub struct MatchArgs {
-    #[arg(long, default_value = "brandubh")]
-    pub variant: String,
+    #[command(flatten)]
+    pub common: super::ArenaArgs,
     /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16], or an external engine: htp:cmd=PATH[,args="..."][,time=S][,tcp=1], otep:cmd=PATH[,args="..."][,time=S].
     #[arg(long)]
     pub a: String,
@@ -26,17 +26,9 @@ pub struct MatchArgs {
     /// Number of games (A attacks in even-numbered games).
     #[arg(long, default_value_t = 20)]
     pub games: usize,
-    /// Random seed: the same seed replays the same games.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Random opening plies shared by each pair of games (variety for deterministic agents).
-    #[arg(long, default_value_t = 2)]
-    pub opening_plies: u32,
     /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub device: super::DeviceArgs,
     /// Stop early once a sequential probability ratio test decides between
     /// "A is ELO0 stronger" and "A is ELO1 stronger" (alpha = beta = 0.05), e.g. 0,30.
     #[arg(long)]
@@ -49,13 +41,6 @@ pub struct MatchArgs {
     /// fault when a game ends in a disagreement, a forfeit or a hang.
     #[arg(long, value_name = "DIR")]
     pub engine_log: Option<PathBuf>,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-}
-
-fn wdl_text(w: Wdl) -> String {
-    format!("{}W {}D {}L", w.win, w.draw, w.loss)
 }
 
 /// Writes `games` as a record: a `# variant:` line (the variant as given: a preset name, TOML
@@ -76,9 +61,10 @@ fn write_record(path: &std::path::Path, variant: &str, a: &AgentSpec, games: &[a
 }
 
 pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
-    let variant = Arc::new(Variant::from_spec(&m.variant)?);
-    let mut a = super::parse_agent("--a", &m.a, &m.device)?;
-    let mut b = super::parse_agent("--b", &m.b, &m.device)?;
+    let common = &m.common;
+    let variant = Arc::new(Variant::from_spec(&common.variant)?);
+    let mut a = super::parse_agent("--a", &m.a, &common.device)?;
+    let mut b = super::parse_agent("--b", &m.b, &common.device)?;
     if let Some(dir) = &m.engine_log {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("--engine-log {}: {e}", dir.display()))?;
         for ext in [&mut a, &mut b].into_iter().filter_map(|s| s.external.as_mut()) {
@@ -94,12 +80,12 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let b_record = AgentRecord::of(&b).map_err(|e| anyhow!("--b: {e}"))?;
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
-    let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), m.quiet);
+    let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), common.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     // With --record, the games finished so far are rewritten to the record after each game:
     // a match stopped early keeps every game it finished.
     let finished = std::sync::Mutex::new((Vec::<arena::GameResult>::new(), None::<anyhow::Error>));
-    let cfg = MatchConfig { games: m.games, seed: m.seed, opening_plies: m.opening_plies };
+    let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies };
     let t = Instant::now();
     let sprt = match &m.sprt {
         None => None,
@@ -138,7 +124,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
                 let mut f = finished.lock().expect("not poisoned");
                 f.0.push(g.clone());
                 f.0.sort_by_key(|g| g.index);
-                if let Err(e) = write_record(path, &m.variant, &a, &f.0) {
+                if let Err(e) = write_record(path, &common.variant, &a, &f.0) {
                     f.1.get_or_insert(e);
                 }
             }
@@ -152,7 +138,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     a_record.check_unchanged(&a).map_err(|e| anyhow!("--a {a}: {e}"))?;
     b_record.check_unchanged(&b).map_err(|e| anyhow!("--b {b}: {e}"))?;
     if let Some(path) = &m.record {
-        write_record(path, &m.variant, &a, &games)?;
+        write_record(path, &common.variant, &a, &games)?;
     }
     let s = MatchSummary::from_games(&games);
     let secs = t.elapsed().as_secs_f64();
@@ -181,7 +167,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
             "elo": elo,
             "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
-            "seed": m.seed,
+            "seed": common.seed,
             "seconds": secs,
         });
         writeln!(out, "{obj}")?;
@@ -192,9 +178,9 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             variant.name,
             s.games,
             100.0 * s.a_score,
-            wdl_text(s.a_total()),
-            wdl_text(s.a_as_attackers),
-            wdl_text(s.a_as_defenders),
+            s.a_total(),
+            s.a_as_attackers,
+            s.a_as_defenders,
             s.mean_plies,
         )?;
         for (who, r) in [("A", &a_record), ("B", &b_record)] {

@@ -5,7 +5,8 @@
 //! and their help) and a `run` that takes it. The rules-only commands live in the
 //! `tafl-rules-cli` crate (crates/tafl-rules-cli), one file each as well, which the
 //! LibTorch-free front binary (`src/main.rs`) uses too. What several commands share is here:
-//! `DeviceArgs`, `cores()`, `progress_bar()` and the agent helpers.
+//! `DeviceArgs`, `ArenaArgs`, `NetArgs`, `cores()`,
+//! `progress_bar()` and the agent helpers.
 
 mod analyze;
 mod balance;
@@ -53,6 +54,26 @@ impl DeviceArgs {
     pub fn apply(&self, spec: AgentSpec) -> AgentSpec {
         spec.default_device(&self.device).default_precision(self.precision)
     }
+}
+
+/// The flags of the commands that play agents against each other (`match`, `tournament`):
+/// the variant, the seed, the random openings, the device and the progress bar. Each command
+/// adds its own (the agents, the number of games and what to write).
+#[derive(clap::Args, Clone)]
+pub struct ArenaArgs {
+    #[arg(long, default_value = "brandubh")]
+    pub variant: String,
+    /// Random seed: the same seed replays the same games.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Random opening plies shared by each pair of games (variety for deterministic agents).
+    #[arg(long, default_value_t = 2)]
+    pub opening_plies: u32,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// `--blocks` and `--channels`, shared by the commands that make a network.

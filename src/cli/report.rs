@@ -3,7 +3,7 @@
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
-use tafl_lab::stats::report;
+use tafl_lab::report::learning as report;
 
 /// Learning curves of a run (Elo and baseline scores against generation and time,
 /// self-play per-side rates, losses) as Markdown and SVG/PNG plots.

@@ -64,12 +64,12 @@ pub fn run(a: &ViewArgs, out: &mut impl Write) -> Result<()> {
 /// (`games.html`) and `report.html` with links into it. Returns the files written.
 pub fn balance_pages(
     dir: &std::path::Path,
-    jobs: &[tafl_lab::stats::balance::BalanceJob],
-    rows: &[tafl_lab::stats::balance::BalanceRow],
+    jobs: &[tafl_lab::lab::balance::BalanceJob],
+    rows: &[tafl_lab::lab::balance::BalanceRow],
     results: &[Vec<tafl_lab::arena::GameResult>],
     command: &str,
 ) -> Result<Vec<PathBuf>> {
-    use tafl_lab::stats::balance;
+    use tafl_lab::lab::balance;
     let sample = balance::sample_games(jobs, rows, results, balance::SAMPLE_PER_ROW);
     let jsonl = balance::write_games(dir, &sample)?;
     let src = input::read(&jsonl, None)?;

@@ -3,15 +3,11 @@
 //! probability ratio test for matches, a two-proportion test for comparing balance runs, and
 //! the human reference figures balance reports show.
 //!
-//! No dependencies beyond std: every formula is short and tested against published values.
+//! Mathematics only: numbers in, numbers out, no other module of the crate (the experiments
+//! that play games are in [`crate::lab`], charts in [`crate::report`]). Every formula is short
+//! and tested against published values.
 
-pub mod balance;
 pub mod elo;
-pub mod html;
-pub mod ladder;
-pub mod metrics;
-pub mod plot;
-pub mod report;
 
 /// The 97.5% quantile of the standard normal distribution (two-sided 95%).
 pub const Z95: f64 = 1.959_963_984_540_054;

@@ -15,7 +15,7 @@
 //! - [`replay`], [`optim`]: the replay window with its targets and losses; SGD with momentum
 //!   buffers that survive a resume.
 //!
-//! Each generation appends a [`crate::stats::metrics::MetricsLine`], the type `tafl-lab
+//! Each generation appends a [`crate::report::metrics::MetricsLine`], the type `tafl-lab
 //! report` reads back.
 
 pub mod config;

@@ -19,7 +19,7 @@ use crate::nn::checkpoint::{self, ModelMeta};
 use crate::nn::TaflNet;
 use crate::rules::Variant;
 use crate::selfplay::shard;
-use crate::stats::metrics::MetricsLine;
+use crate::report::metrics::MetricsLine;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};

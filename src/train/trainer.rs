@@ -18,7 +18,7 @@ use crate::nn::{parse_device, TaflNet};
 use crate::rules::{Side, Variant};
 use crate::selfplay::FinishedGame;
 use crate::stats::elo_from_score;
-use crate::stats::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
+use crate::report::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! `tafl-lab report`: a run's learning curves from `metrics.jsonl`, as Markdown and plots.
 
 use super::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
-use crate::arena::Wdl;
 use super::plot::{self, Chart, PlotError, Series};
 use crate::fsio::atomic_write;
 use serde::Deserialize;
@@ -89,8 +88,7 @@ pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
         for o in &opp {
             match eval_against(r, o) {
                 Some(e) => {
-                    let wdl = |x: &Wdl| format!("{}-{}-{}", x.win, x.draw, x.loss);
-                    let _ = write!(s, " {:.0}% ({:+.0}), {} / {} |", 100.0 * e.score, e.elo, wdl(&e.as_attackers), wdl(&e.as_defenders));
+                    let _ = write!(s, " {:.0}% ({:+.0}), {} / {} |", 100.0 * e.score, e.elo, e.as_attackers, e.as_defenders);
                 }
                 None => s.push_str("  |"),
             }
@@ -159,8 +157,7 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
             ];
             for o in &opp {
                 c.push(eval_against(r, o).map_or(String::new(), |e| {
-                    let wdl = |x: &Wdl| format!("{}-{}-{}", x.win, x.draw, x.loss);
-                    format!("{:.0}% ({:+.0}), {} / {}", 100.0 * e.score, e.elo, wdl(&e.as_attackers), wdl(&e.as_defenders))
+                    format!("{:.0}% ({:+.0}), {} / {}", 100.0 * e.score, e.elo, e.as_attackers, e.as_defenders)
                 }));
             }
             c

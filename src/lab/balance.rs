@@ -2,8 +2,8 @@
 //! with rule tweaks), and the attacker/defender/draw rates come out with Wilson intervals,
 //! game lengths and win reasons, beside human figures where they exist.
 
-use super::plot::{self, BarSeries, Chart, PlotError, Series};
-use super::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
+use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
+use crate::stats::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
 use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
 use crate::rules::{Reason, Side, Variant};
@@ -69,6 +69,25 @@ impl BalanceRow {
         }
         let _ = write!(s, " @ {} sims", self.sims);
         s
+    }
+
+    /// `6 games, attackers 33.3%, defenders 66.7% (95% CI 30.0-90.3), draws 0.0%`: the rates
+    /// of a row's line on the terminal.
+    pub fn rates_text(&self) -> String {
+        format!(
+            "{} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
+            self.games,
+            100.0 * self.attackers_rate,
+            100.0 * self.defenders_rate,
+            100.0 * self.defenders_ci[0],
+            100.0 * self.defenders_ci[1],
+            100.0 * self.draws_rate
+        )
+    }
+
+    /// The row's line on the terminal: label, [`BalanceRow::rates_text`] and mean length.
+    pub fn summary_line(&self) -> String {
+        format!("{}: {}, mean {:.1} plies", self.label(), self.rates_text(), self.mean_length)
     }
 
     /// Sums up finished games.
@@ -170,11 +189,13 @@ pub fn measure_with_games(
     Ok((rows, all))
 }
 
-fn pct(x: f64) -> String {
+/// A share as a percentage with one decimal: `66.7%`.
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn ci(c: [f64; 2]) -> String {
+/// An interval of shares as percentages: `30.0–90.3`.
+pub(crate) fn ci(c: [f64; 2]) -> String {
     format!("{:.1}–{:.1}", 100.0 * c[0], 100.0 * c[1])
 }
 
@@ -438,7 +459,7 @@ pub fn write_games(dir: &Path, games: &[SampleGame]) -> Result<PathBuf, PlotErro
 /// # Errors
 /// A plot file that cannot be read, or the page cannot be written.
 pub fn write_html(dir: &Path, rows: &[BalanceRow], command: &str, games: &[SampleGame], viewer: &str) -> Result<PathBuf, PlotError> {
-    use super::html::{escape, figure, page, table};
+    use crate::report::html::{escape, figure, page, table};
     let mut body = format!("<p>Command: <code>{}</code></p>\n<p>Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.</p>\n", escape(command));
     let links = |row: usize| -> String {
         let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();

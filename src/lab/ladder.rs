@@ -8,10 +8,11 @@
 //! (`stats::elo`), shifted so the first checkpoint is 0: each checkpoint plays its
 //! neighbours, and the fit chains the gaps with honest intervals.
 
-use super::balance::{BalanceJob, BalanceRow, HumanRef};
-use super::elo::{fit_ratings, FitError, PairResult};
-use super::plot::{self, Chart, PlotError, Series};
-use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary};
+use super::balance::{ci, pct, BalanceJob, BalanceRow, HumanRef};
+use crate::stats::elo::{fit_ratings, FitError, PairResult};
+use crate::stats::EloEstimate;
+use crate::report::plot::{self, Chart, PlotError, Series};
+use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
 use crate::rules::Variant;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,18 @@ pub struct LadderRow {
     pub balance: BalanceRow,
 }
 
+impl LadderRow {
+    /// `-159 (-505 to +187)`: the Elo against the first checkpoint with its interval.
+    pub fn elo_text(&self) -> String {
+        format!("{:+.0} ({:+.0} to {:+.0})", self.elo, self.elo_low, self.elo_high)
+    }
+
+    /// The row's line on the terminal: generation, Elo and the self-play rates.
+    pub fn summary_line(&self) -> String {
+        format!("generation {}: Elo {}; {}", self.generation, self.elo_text(), self.balance.rates_text())
+    }
+}
+
 /// A ladder match: checkpoint `a` against checkpoint `b` (generations), A's W-D-L.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LadderMatch {
@@ -39,6 +52,13 @@ pub struct LadderMatch {
     pub wins: u32,
     pub draws: u32,
     pub losses: u32,
+}
+
+impl LadderMatch {
+    /// A's wins, draws and losses.
+    pub fn wdl(&self) -> Wdl {
+        Wdl { win: self.wins, draw: self.draws, loss: self.losses }
+    }
 }
 
 /// A whole ladder, as saved in `ladder.json`.
@@ -130,7 +150,7 @@ fn fit(rows: &mut [LadderRow], matches: &[LadderMatch]) -> Result<(), LadderErro
 /// Each generation's Elo from one joint fit of `matches` (one virtual draw per pair as the
 /// prior, so a clean sweep still has a finite rating), shifted so the first is 0 (with an
 /// interval of 0 to 0). A fit that fails is an error, never ratings left at 0.
-fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<super::EloEstimate>, LadderError> {
+fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<EloEstimate>, LadderError> {
     let index = |g: u64| generations.iter().position(|&x| x == g).expect("matches are between rows");
     let results: Vec<PairResult> = matches.iter().map(|m| PairResult::new(index(m.a), index(m.b), m.wins, m.draws, m.losses)).collect();
     let f = fit_ratings(generations.len(), &results, 1.0).map_err(|source| LadderError::Fit { matches: matches.len(), source })?;
@@ -138,7 +158,7 @@ fn ratings(generations: &[u64], matches: &[LadderMatch]) -> Result<Vec<super::El
         .map(|i| {
             let d = f.difference(i, 0);
             if i == 0 {
-                super::EloEstimate { elo: d.elo, low: 0.0, high: 0.0 }
+                EloEstimate { elo: d.elo, low: 0.0, high: 0.0 }
             } else {
                 d
             }
@@ -154,17 +174,14 @@ pub fn markdown(l: &Ladder, command: &str) -> String {
         let b = &r.balance;
         let _ = writeln!(
             s,
-            "| {} | {:+.0} ({:+.0} to {:+.0}) | {} | {:.1}% | {:.1}% ({:.1}–{:.1}) | {:.1}% | {:.1} |",
+            "| {} | {} | {} | {} | {} ({}) | {} | {:.1} |",
             r.generation,
-            r.elo,
-            r.elo_low,
-            r.elo_high,
+            r.elo_text(),
             b.games,
-            100.0 * b.attackers_rate,
-            100.0 * b.defenders_rate,
-            100.0 * b.defenders_ci[0],
-            100.0 * b.defenders_ci[1],
-            100.0 * b.draws_rate,
+            pct(b.attackers_rate),
+            pct(b.defenders_rate),
+            ci(b.defenders_ci),
+            pct(b.draws_rate),
             b.mean_length
         );
     }
@@ -174,7 +191,7 @@ pub fn markdown(l: &Ladder, command: &str) -> String {
     if !l.matches.is_empty() {
         s.push_str("\nLadder matches (newer checkpoint first, its W-D-L):\n\n");
         for m in &l.matches {
-            let _ = writeln!(s, "- {} vs {}: {}-{}-{}", m.a, m.b, m.wins, m.draws, m.losses);
+            let _ = writeln!(s, "- {} vs {}: {}", m.a, m.b, m.wdl());
         }
     }
     s
@@ -219,6 +236,20 @@ mod tests {
         assert_eq!(pick_generations(&[0, 1, 2, 3, 4, 5], 3), vec![0, 3, 5]);
         assert_eq!(pick_generations(&[2, 4], 0), vec![2, 4]);
         assert!(pick_generations(&[], 2).is_empty());
+    }
+
+    #[test]
+    fn a_row_reads_alike_on_the_terminal_and_in_markdown() {
+        let v = Variant::from_spec("brandubh").unwrap();
+        let mut balance = BalanceRow::from_games(&v, &[], &"random".parse().unwrap(), 1, &[]);
+        balance.mean_length = 27.5;
+        let row = LadderRow { generation: 2, elo: -159.4, elo_low: -505.2, elo_high: 187.0, balance };
+        assert_eq!(row.summary_line(), "generation 2: Elo -159 (-505 to +187); 0 games, attackers 0.0%, defenders 0.0% (95% CI 0.0-100.0), draws 0.0%");
+        let m = LadderMatch { a: 2, b: 0, wins: 1, draws: 0, losses: 3 };
+        let l = Ladder { variant: "brandubh".into(), run_dir: "run".into(), agent: "az".into(), rows: vec![row], matches: vec![m], human: None };
+        let md = markdown(&l, "cmd");
+        assert!(md.contains("\n| 2 | -159 (-505 to +187) | 0 | 0.0% | 0.0% (0.0–100.0) | 0.0% | 27.5 |\n"), "{md}");
+        assert!(md.contains("\n- 2 vs 0: 1-0-3\n"), "{md}");
     }
 
     #[test]

@@ -1,0 +1,13 @@
+//! Experiments that play games: balance runs ([`balance`]: an agent against itself, per
+//! variant, budget and rule change), balance against strength ([`ladder`]: a training run's
+//! checkpoints and matches between neighbours) and round-robin tournaments ([`tournament`]:
+//! crosstable and joint ratings, with the state that lets a killed run resume), with the
+//! files each writes.
+//!
+//! The games come from [`crate::arena`]; the figures from [`crate::stats`] (Wilson, Elo, the
+//! Bradley-Terry fit, which take numbers alone); charts and HTML from [`crate::report`]. The
+//! command line only parses arguments and prints.
+
+pub mod balance;
+pub mod ladder;
+pub mod tournament;

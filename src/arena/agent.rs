@@ -10,7 +10,7 @@
 
 use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
 use crate::rules::{Move, Position, Variant};
-use crate::search::{Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
+use crate::search::{Budget, Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fmt;
@@ -386,8 +386,8 @@ impl Agent {
         self.think_for(pos, None)
     }
 
-    /// As [`Agent::think`], but with a time limit instead of the simulation budget when
-    /// `time` is given.
+    /// As [`Agent::think`], but searching for `time` instead of the simulation budget when
+    /// it is given ([`Budget::Until`]: PUCT until the time is up, Gumbel within its budget).
     pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
         let Engine::Search { search, evaluator, cfg, seed } = &mut self.engine else {
             return None;
@@ -402,23 +402,11 @@ impl Agent {
             }
             None => search.insert(Search::new(pos.clone(), cfg.clone(), *seed)),
         };
-        let result = match time {
-            None => s.run(evaluator.as_mut()),
-            Some(t) => {
-                let mut timed = cfg.clone();
-                // PUCT searches until the deadline; a Gumbel root keeps its schedule (its
-                // sequential halving is planned for a budget) and stops early if time runs out.
-                if timed.root == crate::search::RootPolicy::Puct {
-                    timed.simulations = u32::MAX / 2;
-                }
-                s.set_config(timed);
-                s.start();
-                let r = s.run_until(evaluator.as_mut(), std::time::Instant::now() + t);
-                s.set_config(cfg.clone());
-                r
-            }
+        let budget = match time {
+            None => Budget::Simulations,
+            Some(t) => Budget::Until(std::time::Instant::now() + t),
         };
-        Some(result)
+        Some(s.run_for(evaluator.as_mut(), budget))
     }
 
     /// The move to play in `pos`; `None` when the game is over or the side to move has no

@@ -168,6 +168,18 @@ impl Default for SearchConfig {
     }
 }
 
+/// How long one decision searches; a root proven won or lost ends it sooner either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// The configuration's `simulations` new simulations.
+    Simulations,
+    /// Until the deadline (the root's evaluation is always done). A PUCT root searches until
+    /// then, however many simulations that makes; a Gumbel root keeps its schedule (its
+    /// sequential halving is planned for the configured simulations) and stops early if the
+    /// deadline comes first.
+    Until(std::time::Instant),
+}
+
 /// What a finished search knows about one root move.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoveStat {
@@ -322,13 +334,26 @@ impl Search {
         self.restore_root_priors();
     }
 
-    /// Whether this decision needs no more evaluations.
+    /// Whether this decision needs no more evaluations (with the configured simulations).
     pub fn is_finished(&self) -> bool {
+        self.finished_within(Some(self.cfg.simulations))
+    }
+
+    /// The most new simulations a decision under `budget` may run (`None`: no count).
+    fn simulation_cap(&self, budget: Budget) -> Option<u32> {
+        match budget {
+            Budget::Until(_) if self.cfg.root == RootPolicy::Puct => None,
+            _ => Some(self.cfg.simulations),
+        }
+    }
+
+    /// [`Search::is_finished`] with `cap` new simulations at most.
+    fn finished_within(&self, cap: Option<u32>) -> bool {
         if !self.leaves.is_empty() {
             return false;
         }
         let root = self.tree.root();
-        if root.proof != Proof::Unknown || self.done >= self.cfg.simulations {
+        if root.proof != Proof::Unknown || cap.is_some_and(|c| self.done >= c) {
             return true;
         }
         match &self.gumbel {
@@ -341,13 +366,18 @@ impl Search {
     /// back when the budget is spent, when a leaf is already waiting, or when a Gumbel round
     /// needs its results before the next can start.
     pub fn gather(&mut self, max: usize) -> usize {
+        self.gather_within(max, Some(self.cfg.simulations))
+    }
+
+    /// [`Search::gather`] with `cap` new simulations at most (`None`: no count).
+    fn gather_within(&mut self, max: usize, cap: Option<u32>) -> usize {
         if !self.root_ready && self.tree.root().expanded {
             self.prepare_root();
         }
         let mut added = 0;
         while added < max {
             let root = self.tree.root();
-            if root.proof != Proof::Unknown || self.done + self.leaves.len() as u32 >= self.cfg.simulations {
+            if root.proof != Proof::Unknown || cap.is_some_and(|c| self.done + self.leaves.len() as u32 >= c) {
                 break;
             }
             if !root.expanded {
@@ -421,26 +451,27 @@ impl Search {
         }
     }
 
-    /// Runs a whole decision with `evaluator`.
+    /// Runs a whole decision with `evaluator`: the configured simulations.
     pub fn run(&mut self, evaluator: &mut dyn Evaluator) -> SearchResult {
-        while !self.is_finished() {
-            self.step(evaluator);
-        }
-        self.result()
+        self.run_for(evaluator, Budget::Simulations)
     }
 
-    /// Runs a decision until the simulation budget is spent or `deadline` passes (the root's
-    /// evaluation is always done).
-    pub fn run_until(&mut self, evaluator: &mut dyn Evaluator, deadline: std::time::Instant) -> SearchResult {
-        while !self.is_finished() && (self.done == 0 || std::time::Instant::now() < deadline) {
-            self.step(evaluator);
+    /// Runs a decision with `evaluator` until `budget` is spent (or the root is proven).
+    pub fn run_for(&mut self, evaluator: &mut dyn Evaluator, budget: Budget) -> SearchResult {
+        let cap = self.simulation_cap(budget);
+        let deadline = match budget {
+            Budget::Simulations => None,
+            Budget::Until(d) => Some(d),
+        };
+        while !self.finished_within(cap) && (self.done == 0 || deadline.map_or(true, |d| std::time::Instant::now() < d)) {
+            self.step(evaluator, cap);
         }
         self.result()
     }
 
     /// One gather-evaluate-apply round on this tree alone.
-    fn step(&mut self, evaluator: &mut dyn Evaluator) {
-        self.gather(self.cfg.batch.max(1));
+    fn step(&mut self, evaluator: &mut dyn Evaluator, cap: Option<u32>) {
+        self.gather_within(self.cfg.batch.max(1), cap);
         if self.leaves.is_empty() {
             return;
         }

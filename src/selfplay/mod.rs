@@ -43,12 +43,12 @@ pub struct SelfPlayConfig {
     /// Probability that a move gets only a fast search (0 turns playout cap randomization off).
     pub fast_probability: f32,
     /// Simulations of a fast search.
-    pub fast_simulations: u32,
+    pub fast_sims: u32,
     /// Simulations of the attackers' full searches, when they differ (0 = the same as
     /// `search`). Giving the weaker side of a lopsided variant more search (KataGo's
     /// "playout doubling advantage" idea) makes it win some self-play games, so the network
     /// sees what works for that side.
-    pub attacker_simulations: u32,
+    pub attacker_sims: u32,
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
@@ -59,10 +59,10 @@ impl Default for SelfPlayConfig {
         SelfPlayConfig {
             games_in_flight: 64,
             batch: 256,
-            search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), noise: None, ..SearchConfig::default() },
+            search: SearchConfig { sims: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), noise: None, ..SearchConfig::default() },
             fast_probability: 0.0,
-            fast_simulations: 8,
-            attacker_simulations: 0,
+            fast_sims: 8,
+            attacker_sims: 0,
             temperature_plies: 8,
         }
     }
@@ -282,14 +282,14 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
-    if cfg.attacker_simulations > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
-        c.simulations = cfg.attacker_simulations;
+    if cfg.attacker_sims > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
+        c.sims = cfg.attacker_sims;
     }
     if !slot.full {
-        c.simulations = cfg.fast_simulations.max(1);
+        c.sims = cfg.fast_sims.max(1);
         c.noise = None;
         if let RootPolicy::Gumbel { k, .. } = &mut c.root {
-            *k = (*k).min(c.simulations as usize).max(2);
+            *k = (*k).min(c.sims as usize).max(2);
         }
     }
     slot.search.set_config(c);

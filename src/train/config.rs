@@ -44,7 +44,10 @@ fn auto() -> String {
 /// `[selfplay]`: how games are played. The full search's settings are a [`SearchConfig`]
 /// table, `[selfplay.search]`; configs written before it existed (with `simulations`, `root`,
 /// `gumbel_k`, `leaves_per_tree` and `noise_fraction` in `[selfplay]` itself) still read, so
-/// an old run directory resumes with the settings it was started with.
+/// an old run directory resumes with the settings it was started with. So do the names of
+/// configs saved before the vocabulary was unified: `fast_simulations`,
+/// `attacker_simulations` (now `fast_sims`, `attacker_sims`), `[eval] simulations` (now
+/// `sims`) and, in `[selfplay.search]`, `simulations`, `c_puct` and `leaves_per_tree`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "SelfPlayToml")]
 pub struct SelfPlaySection {
@@ -56,10 +59,10 @@ pub struct SelfPlaySection {
     pub batch: usize,
     /// Playout cap randomization: probability of a fast search (0 = off).
     pub fast_probability: f32,
-    pub fast_simulations: u32,
-    /// Simulations of the attackers' full searches (0 = `search.simulations`): more search for
+    pub fast_sims: u32,
+    /// Simulations of the attackers' full searches (0 = `search.sims`): more search for
     /// the side that loses most self-play games.
-    pub attacker_simulations: u32,
+    pub attacker_sims: u32,
     /// Plies sampled with temperature 1 at the start of a game (PUCT root).
     pub temperature_plies: u32,
     /// Self-play worker threads in the trainer (each owns a copy of the model); 0 = one per
@@ -100,10 +103,10 @@ struct SelfPlayToml {
     batch: usize,
     #[serde(default)]
     fast_probability: f32,
-    #[serde(default = "eight_u32")]
-    fast_simulations: u32,
-    #[serde(default)]
-    attacker_simulations: u32,
+    #[serde(default = "eight_u32", alias = "fast_simulations")]
+    fast_sims: u32,
+    #[serde(default, alias = "attacker_simulations")]
+    attacker_sims: u32,
     #[serde(default = "eight_u32")]
     temperature_plies: u32,
     #[serde(default = "one_usize")]
@@ -143,7 +146,7 @@ impl SelfPlayToml {
         }
         let noise = (root == RootPolicy::Puct && fraction > 0.0).then_some(Noise { fraction, ..Noise::default() });
         let batch = self.leaves_per_tree.unwrap_or(SearchConfig::default().batch);
-        Ok(SearchConfig { simulations, batch, root, noise, ..SearchConfig::default() })
+        Ok(SearchConfig { sims: simulations, batch, root, noise, ..SearchConfig::default() })
     }
 }
 
@@ -170,8 +173,8 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
             games_in_flight: t.games_in_flight,
             batch: t.batch,
             fast_probability: t.fast_probability,
-            fast_simulations: t.fast_simulations,
-            attacker_simulations: t.attacker_simulations,
+            fast_sims: t.fast_sims,
+            attacker_sims: t.attacker_sims,
             temperature_plies: t.temperature_plies,
             threads: t.threads,
             games_per_shard: t.games_per_shard,
@@ -246,7 +249,8 @@ pub struct EvalSection {
     /// Games per opponent per evaluation (split evenly between the sides).
     pub games: usize,
     /// Simulations of the model's agent in evaluation games.
-    pub simulations: u32,
+    #[serde(alias = "simulations")]
+    pub sims: u32,
     /// "az" (PUCT) or "gumbel".
     #[serde(default = "az")]
     pub agent: String,
@@ -343,7 +347,7 @@ impl RunConfig {
         if !["az", "gumbel"].contains(&e.agent.as_str()) {
             return Err(format!("eval.agent = {:?}: expected \"az\" or \"gumbel\"", e.agent));
         }
-        positive("eval.simulations", e.simulations as usize)?;
+        positive("eval.sims", e.sims as usize)?;
         for b in &e.baselines {
             let spec: crate::arena::AgentSpec = b.parse().map_err(|e| format!("eval.baselines: {e}"))?;
             if spec.uses_model() {
@@ -364,8 +368,8 @@ impl RunConfig {
             batch: s.batch,
             search: s.search.clone(),
             fast_probability: s.fast_probability,
-            fast_simulations: s.fast_simulations,
-            attacker_simulations: s.attacker_simulations,
+            fast_sims: s.fast_sims,
+            attacker_sims: s.attacker_sims,
             temperature_plies: s.temperature_plies,
         }
     }
@@ -384,7 +388,7 @@ impl RunConfig {
     pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
         use crate::arena::{AgentKind, AgentSpec};
         let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
-        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).default_device(&self.device).default_precision(self.precision);
+        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.sims).default_device(&self.device).default_precision(self.precision);
         if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.search.root) {
             spec.search.root = RootPolicy::gumbel(k);
         }

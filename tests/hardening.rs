@@ -155,7 +155,7 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     let text = std::fs::read_to_string("configs/runs/smoke.toml").unwrap();
     let text = text.replace("root = { kind = \"gumbel\", k = 4 }", "root = { kind = \"gumbel\" }");
     let run = tafl_lab::train::config::RunConfig::from_toml(&text, "test.toml").unwrap();
-    assert_eq!(run.selfplay.search.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
+    assert_eq!(run.selfplay.play.search.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
     let sp = run.selfplay_config();
     assert_eq!(sp.search, SearchConfig { sims: 8, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() });
     // An older config (search settings in [selfplay] itself) reads as it always did: PUCT
@@ -163,14 +163,14 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     let old = text.replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\" }\n", "").replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
     assert!(!old.contains("[selfplay.search]"), "{old}");
     let run = tafl_lab::train::config::RunConfig::from_toml(&old, "old.toml").unwrap();
-    assert_eq!(run.selfplay.search.batch, SearchConfig::default().batch);
-    assert_eq!(run.selfplay.search.noise, Some(Noise::default()));
-    assert_eq!(run.selfplay.search.root, RootPolicy::Puct);
+    assert_eq!(run.selfplay.play.search.batch, SearchConfig::default().batch);
+    assert_eq!(run.selfplay.play.search.noise, Some(Noise::default()));
+    assert_eq!(run.selfplay.play.search.root, RootPolicy::Puct);
     // The shipped model's saved config is in the older form and still resumes as it ran.
     let shipped = std::fs::read_to_string(Path::new(SHIPPED).join("config.toml")).unwrap();
     let run = tafl_lab::train::config::RunConfig::from_toml(&shipped, "config.toml").unwrap();
     let expected = SearchConfig { sims: 48, batch: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
-    assert_eq!(run.selfplay.search, expected);
+    assert_eq!(run.selfplay.play.search, expected);
     // Written back, a config is in today's form and reads back equal.
     let written = toml::to_string(&run).unwrap();
     assert!(written.contains("[selfplay.search]") && !written.contains("gumbel_k"), "{written}");

@@ -131,15 +131,13 @@ fn quote_if_needed(value: &str) -> String {
 }
 
 /// The search an agent of `kind` runs unless its spec says otherwise: random-rollout MCTS
-/// gets 400 simulations of one leaf each and no first-play penalty (uniform priors: every
-/// move gets tried); network agents take the search layer's defaults, Gumbel with a small
-/// budget (its strength at few simulations is why it exists).
+/// ([`SearchConfig::rollout`]), PUCT for `az` ([`SearchConfig::default`]), a small-budget
+/// Gumbel root for `gumbel` ([`SearchConfig::gumbel`]). The search layer holds the values.
 pub fn kind_search(kind: AgentKind) -> SearchConfig {
-    let base = SearchConfig::default();
     match kind {
-        AgentKind::Random | AgentKind::Mcts | AgentKind::Htp | AgentKind::Otep => SearchConfig { sims: 400, batch: 1, fpu_reduction: 0.0, ..base },
-        AgentKind::Az => base,
-        AgentKind::Gumbel => SearchConfig { sims: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..base },
+        AgentKind::Random | AgentKind::Mcts | AgentKind::Htp | AgentKind::Otep => SearchConfig::rollout(),
+        AgentKind::Az => SearchConfig::default(),
+        AgentKind::Gumbel => SearchConfig::gumbel(),
     }
 }
 

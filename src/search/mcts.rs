@@ -168,9 +168,29 @@ impl SearchConfig {
     }
 }
 
+/// The defaults: PUCT at 200 simulations, 8 leaves per tree at a time, no noise (the `az`
+/// agent's search; run configs and spec options change a setting at a time from here).
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig { sims: 200, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct }
+    }
+}
+
+impl SearchConfig {
+    /// Simulations of random-rollout MCTS ([`SearchConfig::rollout`]); `play` and `engine`
+    /// give their agent as many unless told otherwise.
+    pub const ROLLOUT_SIMS: u32 = 400;
+
+    /// Random-rollout MCTS (`mcts` agents): [`Self::ROLLOUT_SIMS`] simulations of one leaf
+    /// each and no first-play reduction (the priors are uniform: every move gets tried).
+    pub fn rollout() -> SearchConfig {
+        SearchConfig { sims: Self::ROLLOUT_SIMS, batch: 1, fpu_reduction: 0.0, ..SearchConfig::default() }
+    }
+
+    /// A Gumbel root at a small budget, 32 simulations (its strength at few simulations is
+    /// why it exists): `gumbel` agents and self-play's full search.
+    pub fn gumbel() -> SearchConfig {
+        SearchConfig { sims: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() }
     }
 }
 

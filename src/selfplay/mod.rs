@@ -29,17 +29,18 @@ use crate::search::cache::Plan;
 use crate::search::{lockstep, EvalCache, EvalRequest, Evaluator, RootPolicy, Search, SearchConfig, Ticket};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use serde::Serialize;
 use std::sync::Arc;
 
-/// How self-play searches and picks moves.
-#[derive(Clone, Debug)]
+/// How self-play searches and picks moves. A run config's `[selfplay]` table holds these
+/// settings under the same names (`train::config::SelfPlaySection` embeds this type), and the
+/// full search as `[selfplay.search]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SelfPlayConfig {
     /// Games played at the same time (per evaluator).
     pub games_in_flight: usize,
     /// Most leaves per evaluator call.
     pub batch: usize,
-    /// The full search (its policy is a training target).
-    pub search: SearchConfig,
     /// Probability that a move gets only a fast search (0 turns playout cap randomization off).
     pub fast_probability: f32,
     /// Simulations of a fast search.
@@ -52,18 +53,23 @@ pub struct SelfPlayConfig {
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
+    /// The full search (its policy is a training target). Last: TOML writes tables after
+    /// plain values.
+    pub search: SearchConfig,
 }
 
+/// The self-play defaults (a run config's `[selfplay]` takes the playout cap and temperature
+/// settings it leaves out from here).
 impl Default for SelfPlayConfig {
     fn default() -> Self {
         SelfPlayConfig {
             games_in_flight: 64,
             batch: 256,
-            search: SearchConfig { sims: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), noise: None, ..SearchConfig::default() },
             fast_probability: 0.0,
             fast_sims: 8,
             attacker_sims: 0,
             temperature_plies: 8,
+            search: SearchConfig::gumbel(),
         }
     }
 }

@@ -176,3 +176,36 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert!(written.contains("[selfplay.search]") && !written.contains("gumbel_k"), "{written}");
     assert_eq!(tafl_lab::train::config::RunConfig::from_toml(&written, "w.toml").unwrap(), run);
 }
+
+/// `play` and `engine` take `--agent SPEC` like the other commands, with `--model` and `--sims`
+/// as its shorthand: the same agent plays the same moves either way, and the two forms
+/// together are refused.
+#[test]
+fn play_and_engine_take_an_agent_spec_or_its_shorthand() {
+    let moves = |o: &std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("move ")).map(str::to_string).collect()
+    };
+    let talk = "play attackers\ngoodbye\n";
+    let short = moves(&run_stdin(&["engine", "--model", SHIPPED, "--sims", "4", "--device", "cpu"], talk));
+    assert!(!short.is_empty());
+    let spec = format!("az:model={SHIPPED},sims=4");
+    assert_eq!(moves(&run_stdin(&["engine", "--agent", &spec, "--device", "cpu"], talk)), short);
+    let script = "moves\nd2-b2\nhint\nquit\n";
+    let play = |args: &[&str]| {
+        let mut all = vec!["play", "--side", "attackers", "--seed", "3"];
+        all.extend_from_slice(args);
+        ok(&run_stdin(&all, script))
+    };
+    let short = play(&["--sims", "12"]);
+    assert!(short.contains("the AI (mcts:sims=12)") && short.contains("AI plays "), "{short}");
+    assert_eq!(play(&["--agent", "mcts:sims=12"]), short);
+    // The variant is the agent's model's.
+    let g = play(&["--agent", &format!("gumbel:model={SHIPPED},sims=4"), "--device", "cpu"]);
+    assert!(g.to_lowercase().starts_with("brandubh: ") && g.contains(&format!("the AI (gumbel:model={SHIPPED},sims=4)")), "{g}");
+    for both in [["--model", SHIPPED], ["--sims", "4"]] {
+        fails_with(&run_stdin(&["engine", "--agent", &spec, both[0], both[1]], talk), "cannot be used with");
+        fails_with(&run_stdin(&["play", "--agent", "mcts:sims=4", both[0], both[1]], script), "cannot be used with");
+    }
+    fails_with(&run_stdin(&["play", "--agent", "mcts:sims=x"], script), "--agent");
+}

@@ -10,7 +10,6 @@
 use super::ingest::{fill_window, ShardGate};
 use super::replay::{self, ReplayWindow};
 use super::run_dir::create_run;
-use super::workers::{collect_worker_games, self_play_in_process};
 use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, RunState, TrainError};
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
@@ -32,18 +31,20 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
     Trainer::open(cfg, dir, resume, overrides, reporter)?.run(reporter)
 }
 
-/// A run open in this process.
+/// A run open in this process. The phases of a generation are its methods: self-play in
+/// `workers` (hence the fields visible to the `train` module), training, saving and
+/// evaluation here.
 pub(super) struct Trainer {
-    rd: RunDir,
+    pub(super) rd: RunDir,
     /// The effective config, with the command line's budget applied.
-    cfg: RunConfig,
-    variant: Arc<Variant>,
-    device: Device,
-    net: TaflNet,
-    sgd: optim::Sgd,
-    window: ReplayWindow,
-    gate: ShardGate,
-    state: RunState,
+    pub(super) cfg: RunConfig,
+    pub(super) variant: Arc<Variant>,
+    pub(super) device: Device,
+    pub(super) net: TaflNet,
+    pub(super) sgd: optim::Sgd,
+    pub(super) window: ReplayWindow,
+    pub(super) gate: ShardGate,
+    pub(super) state: RunState,
 }
 
 /// What a generation's SGD steps did.
@@ -212,14 +213,13 @@ impl Trainer {
     /// The next generation's self-play games (each also added to the window) and the network
     /// evaluations they took; `None` when the deadline passed waiting for workers.
     fn self_play(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
-        let model_generation = self.state.generation;
         if self.cfg.selfplay.in_process {
             // A share of the cores for each worker's network (its threads start afresh each
             // generation and take torch's count as it is now).
             crate::nn::set_intra_op_threads(super::torch_threads(&self.cfg, crate::nn::cores()));
-            self_play_in_process(&self.rd, &self.cfg, &self.variant, self.device, model_generation, &mut self.window, &mut self.gate, reporter).map(Some)
+            self.self_play_in_process(reporter).map(Some)
         } else {
-            collect_worker_games(&self.rd, &self.cfg, model_generation, &mut self.window, &mut self.gate, deadline, clock, reporter)
+            self.collect_worker_games(deadline, clock, reporter)
         }
     }
 

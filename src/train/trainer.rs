@@ -68,11 +68,11 @@ impl Trainer {
         if let Some(m) = overrides.minutes {
             cfg.budget.minutes = m;
         }
-        let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
+        let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
         let device = parse_device(&cfg.device)?;
         let state = match existing {
             Some(_) if overrides.init.is_some() => {
-                return Err(TrainError::Run(format!("--init starts a new run, but {} already holds one; resume it without --init", dir.display())));
+                return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
             }
             Some(s) => s,
             None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
@@ -82,7 +82,7 @@ impl Trainer {
         }
         // A run copied without its shards (say a committed checkpoint) resumes with an empty
         // window: the games folder is made again.
-        std::fs::create_dir_all(rd.games()).map_err(|e| super::io_err(&rd.games(), e))?;
+        std::fs::create_dir_all(rd.games()).map_err(|e| TrainError::io(&rd.games(), e))?;
         let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);
@@ -266,7 +266,7 @@ impl Trainer {
                 opponents.push(("previous".into(), cfg.eval_spec(&rd.model(generation - 1))));
             }
             for b in &cfg.eval.baselines {
-                opponents.push((b.clone(), b.parse().map_err(|e| TrainError::Run(format!("eval.baselines: {e}")))?));
+                opponents.push((b.clone(), b.parse().map_err(|e: crate::arena::AgentError| TrainError::Config { field: "eval.baselines", message: e.to_string() })?));
             }
             for (name, spec) in opponents {
                 let s = play_match(&self.variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
@@ -324,7 +324,7 @@ fn play_match(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize
         reporter.advance(1, "");
         crate::fault::point("eval-game");
     };
-    let results = arena::play_match(variant, a, b, &cfg, &on_game).map_err(|e| TrainError::Run(e.to_string()))?;
+    let results = arena::play_match(variant, a, b, &cfg, &on_game)?;
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
 }

@@ -96,7 +96,7 @@ impl Trainer {
                 write_err.get_or_insert(e);
             }
             for h in handles {
-                h.join().map_err(|_| TrainError::Run("a self-play thread panicked".into()))??;
+                h.join().map_err(|_| TrainError::Panicked { what: "a self-play thread" })??;
             }
             write_err.map_or(Ok(()), Err)
         });
@@ -188,13 +188,13 @@ const WAIT_NOTE_EVERY: Duration = Duration::from_secs(60);
 /// writer name (which holds the process id), `g` and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
     if !(minutes.is_finite() && minutes >= 0.0) {
-        return Err(TrainError::Run(format!("--minutes {minutes}: expected a number of minutes, 0 or more (0 = no limit)")));
+        return Err(TrainError::argument(format!("--minutes {minutes}"), "expected a number of minutes, 0 or more (0 = no limit)"));
     }
     let writer = format!("{name}-{}", std::process::id());
-    shard::check_writer(&writer).map_err(|e| TrainError::Run(format!("--name {name:?}: {e}")))?;
+    shard::check_writer(&writer).map_err(|e| TrainError::argument(format!("--name {name:?}"), e))?;
     let rd = RunDir::new(dir);
     let cfg = rd.load_config()?;
-    let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
+    let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
     let device = parse_device(&cfg.device)?;
     let sp = cfg.selfplay_config();
     let started = Instant::now();

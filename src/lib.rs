@@ -8,10 +8,10 @@
 //! - [`nn`]: input planes, policy map, symmetries, the tch ResNet, checkpoints, the network
 //!   evaluator.
 //! - [`selfplay`]: many games stepped in lockstep, one batched evaluator call per step.
-//! - [`train`]: the generation loop (self-play, replay window, SGD, checkpoints, evaluation),
-//!   run directories, resume, self-play workers.
 //! - [`arena`]: agents from spec strings and matches between them; [`stats`]: Wilson, Elo,
 //!   SPRT, balance runs, reports and plots.
+//! - [`train`]: the generation loop (self-play, replay window, SGD, checkpoints, evaluation),
+//!   run directories, resume, self-play workers.
 //! - [`export`]: TorchScript, safetensors and the I/O contract for other engines;
 //!   [`engine`]: the OpenTafl Engine Protocol.
 //!

@@ -109,7 +109,7 @@ const LONG_VERSION: &str = concat!(
     version = LONG_VERSION,
     about = "Self-play training laboratory for the tafl board games",
     long_about = "tafl-lab simulates tafl variants exactly (rules are data: configs/variants/*.toml), \
-                  and is growing into a self-play trainer, balance laboratory and engine.\n\n\
+                  and on those rules is a self-play trainer, a balance laboratory and an engine.\n\n\
                   --variant takes a preset name (see `tafl-lab variants`), a path to a variant TOML file, \
                   or an OpenTafl rules string."
 )]

@@ -12,7 +12,7 @@ use tafl_lab::search::{
 };
 
 fn cfg(sims: u32) -> SearchConfig {
-    SearchConfig { sims: sims, batch: 1, ..SearchConfig::default() }
+    SearchConfig { sims, batch: 1, ..SearchConfig::default() }
 }
 
 /// Moves of the side to move that end the game at once in its favour.

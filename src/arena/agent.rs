@@ -238,7 +238,7 @@ impl AgentSpec {
             }),
             _ => None,
         };
-        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { sims: sims, ..kind_search(kind) }, external }
+        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { sims, ..kind_search(kind) }, external }
     }
 
     /// The spec's canonical text: the kind, the model (quoted when it needs to be), the

@@ -35,9 +35,9 @@ arm_config() {
     local arm=$1 dest=$out/$1.toml edit
     case $arm in
         base) edit='' ;;
-        no-advantage) edit='s/^attacker_simulations = 192 /attacker_simulations = 0   /' ;;
+        no-advantage) edit='s/^attacker_sims = 192 /attacker_sims = 0   /' ;;
         no-discount) edit='s/^value_discount = 0.97 /value_discount = 1.0  /' ;;
-        sims96) edit='s/^simulations = 48$/simulations = 96/' ;;
+        sims96) edit='s/^sims = 48$/sims = 96/' ;;
         window20k) edit='s/^window_positions = 60000$/window_positions = 20000/' ;;
         net6x48) edit='s/^blocks = 4$/blocks = 6/; s/^channels = 32$/channels = 48/' ;;
         *) echo "error: unknown arm $arm (base, no-advantage, no-discount, sims96, window20k, net6x48)" >&2; exit 1 ;;

@@ -530,7 +530,7 @@ fn fuzz_variant_toml() {
 
 const CONFIG_DICT: &[&str] = &[
     "[net]", "[selfplay]", "[train]", "[eval]", "[budget]", "blocks = 0", "channels = 0", "root = \"puct\"", "gumbel_k = 1",
-    "[selfplay.search]", "root = { kind = \"puct\" }", "k = 1", "noise = { fraction = 2.0 }", "c_puct = -1", "leaves_per_tree = 0",
+    "[selfplay.search]", "root = { kind = \"puct\" }", "k = 1", "noise = { fraction = 2.0 }", "c_puct = -1", "leaves_per_tree = 0", "cpuct = -1", "sims = 0", "batch = 0",
     "baselines = [\"random\", \"az:model=x\"]", "device = \"cuda:99\"", "minutes = -1.0", "learning_rate = nan",
     "momentum = 1.0", "fast_probability = inf", "lr_decay_generations = [18446744073709551615]", "= nan", "\n",
 ];

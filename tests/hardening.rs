@@ -58,7 +58,7 @@ fn a_shipped_model_directory_works_wherever_a_model_is_named() {
 fn agent_specs_quote_paths_with_commas_and_round_trip() {
     let spec: AgentSpec = r#"az:model="runs/a,b/latest",sims=16"#.parse().unwrap();
     assert_eq!(spec.model.as_deref(), Some(Path::new("runs/a,b/latest")));
-    assert_eq!(spec.search.simulations, 16);
+    assert_eq!(spec.search.sims, 16);
     let spec: AgentSpec = r#"gumbel:model="odd \"name\\ here",k=4"#.parse().unwrap();
     assert_eq!(spec.model.as_deref(), Some(Path::new(r#"odd "name\ here"#)));
     assert_eq!(spec.search.root, RootPolicy::gumbel(4));
@@ -74,7 +74,7 @@ fn agent_specs_quote_paths_with_commas_and_round_trip() {
             }
             let back: AgentSpec = spec.to_string().parse().unwrap();
             assert_eq!(back, spec, "{spec}");
-            assert_eq!((back.search.simulations, back.device()), (24, "cpu"));
+            assert_eq!((back.search.sims, back.device()), (24, "cpu"));
         }
     }
     // A searching agent's label always says its budget.
@@ -150,29 +150,62 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     let g: AgentSpec = "gumbel:model=m".parse().unwrap();
     let cfg = g.search_config().unwrap();
     assert_eq!(cfg.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
-    assert_eq!((cfg.c_puct, cfg.fpu_reduction), (SearchConfig::default().c_puct, SearchConfig::default().fpu_reduction));
+    assert_eq!((cfg.cpuct, cfg.fpu_reduction), (SearchConfig::default().cpuct, SearchConfig::default().fpu_reduction));
     // A run config that leaves search settings out gets the search layer's defaults.
     let text = std::fs::read_to_string("configs/runs/smoke.toml").unwrap();
     let text = text.replace("root = { kind = \"gumbel\", k = 4 }", "root = { kind = \"gumbel\" }");
     let run = tafl_lab::train::config::RunConfig::from_toml(&text, "test.toml").unwrap();
-    assert_eq!(run.selfplay.search.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
+    assert_eq!(run.selfplay.play.search.root, RootPolicy::gumbel(RootPolicy::DEFAULT_K));
     let sp = run.selfplay_config();
-    assert_eq!(sp.search, SearchConfig { simulations: 8, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() });
+    assert_eq!(sp.search, SearchConfig { sims: 8, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() });
     // An older config (search settings in [selfplay] itself) reads as it always did: PUCT
     // roots get the default Dirichlet noise.
-    let old = text.replace("[selfplay.search]\nsimulations = 8\nroot = { kind = \"gumbel\" }\n", "").replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
+    let old = text.replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\" }\n", "").replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
     assert!(!old.contains("[selfplay.search]"), "{old}");
     let run = tafl_lab::train::config::RunConfig::from_toml(&old, "old.toml").unwrap();
-    assert_eq!(run.selfplay.search.batch, SearchConfig::default().batch);
-    assert_eq!(run.selfplay.search.noise, Some(Noise::default()));
-    assert_eq!(run.selfplay.search.root, RootPolicy::Puct);
+    assert_eq!(run.selfplay.play.search.batch, SearchConfig::default().batch);
+    assert_eq!(run.selfplay.play.search.noise, Some(Noise::default()));
+    assert_eq!(run.selfplay.play.search.root, RootPolicy::Puct);
     // The shipped model's saved config is in the older form and still resumes as it ran.
     let shipped = std::fs::read_to_string(Path::new(SHIPPED).join("config.toml")).unwrap();
     let run = tafl_lab::train::config::RunConfig::from_toml(&shipped, "config.toml").unwrap();
-    let expected = SearchConfig { simulations: 48, batch: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
-    assert_eq!(run.selfplay.search, expected);
+    let expected = SearchConfig { sims: 48, batch: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
+    assert_eq!(run.selfplay.play.search, expected);
     // Written back, a config is in today's form and reads back equal.
     let written = toml::to_string(&run).unwrap();
     assert!(written.contains("[selfplay.search]") && !written.contains("gumbel_k"), "{written}");
     assert_eq!(tafl_lab::train::config::RunConfig::from_toml(&written, "w.toml").unwrap(), run);
+}
+
+/// `play` and `engine` take `--agent SPEC` like the other commands, with `--model` and `--sims`
+/// as its shorthand: the same agent plays the same moves either way, and the two forms
+/// together are refused.
+#[test]
+fn play_and_engine_take_an_agent_spec_or_its_shorthand() {
+    let moves = |o: &std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("move ")).map(str::to_string).collect()
+    };
+    let talk = "play attackers\ngoodbye\n";
+    let short = moves(&run_stdin(&["engine", "--model", SHIPPED, "--sims", "4", "--device", "cpu"], talk));
+    assert!(!short.is_empty());
+    let spec = format!("az:model={SHIPPED},sims=4");
+    assert_eq!(moves(&run_stdin(&["engine", "--agent", &spec, "--device", "cpu"], talk)), short);
+    let script = "moves\nd2-b2\nhint\nquit\n";
+    let play = |args: &[&str]| {
+        let mut all = vec!["play", "--side", "attackers", "--seed", "3"];
+        all.extend_from_slice(args);
+        ok(&run_stdin(&all, script))
+    };
+    let short = play(&["--sims", "12"]);
+    assert!(short.contains("the AI (mcts:sims=12)") && short.contains("AI plays "), "{short}");
+    assert_eq!(play(&["--agent", "mcts:sims=12"]), short);
+    // The variant is the agent's model's.
+    let g = play(&["--agent", &format!("gumbel:model={SHIPPED},sims=4"), "--device", "cpu"]);
+    assert!(g.to_lowercase().starts_with("brandubh: ") && g.contains(&format!("the AI (gumbel:model={SHIPPED},sims=4)")), "{g}");
+    for both in [["--model", SHIPPED], ["--sims", "4"]] {
+        fails_with(&run_stdin(&["engine", "--agent", &spec, both[0], both[1]], talk), "cannot be used with");
+        fails_with(&run_stdin(&["play", "--agent", "mcts:sims=4", both[0], both[1]], script), "cannot be used with");
+    }
+    fails_with(&run_stdin(&["play", "--agent", "mcts:sims=x"], script), "--agent");
 }

@@ -12,7 +12,7 @@ use tafl_lab::search::{
 };
 
 fn cfg(sims: u32) -> SearchConfig {
-    SearchConfig { simulations: sims, batch: 1, ..SearchConfig::default() }
+    SearchConfig { sims, batch: 1, ..SearchConfig::default() }
 }
 
 /// Moves of the side to move that end the game at once in its favour.
@@ -577,8 +577,8 @@ impl Evaluator for Made {
 fn selfplay_games(ev: &mut dyn Evaluator, games: u64) -> (Vec<(u64, Vec<Move>)>, tafl_lab::selfplay::Progress) {
     use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
     let v = variant("brandubh");
-    let mut cfg = SelfPlayConfig { games_in_flight: 6, batch: 48, fast_probability: 0.5, fast_simulations: 4, ..SelfPlayConfig::default() };
-    cfg.search.simulations = 16;
+    let mut cfg = SelfPlayConfig { games_in_flight: 6, batch: 48, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
+    cfg.search.sims = 16;
     cfg.search.batch = 4;
     let mut out = Vec::new();
     let mut next = 0;

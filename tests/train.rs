@@ -4,6 +4,7 @@
 mod common;
 
 use common::cli::{bin, fails_with, ok, run, scratch};
+use common::old_names::with_old_names;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -161,7 +162,7 @@ fn config_errors_are_one_line() {
     let cases = [
         (smoke.replace("[train]", "[train]\nwindow = 5"), "unknown field `window`"),
         (smoke.replace("kind = \"gumbel\"", "kind = \"minimax\""), "unknown variant `minimax`"),
-        (smoke.replace("[selfplay.search]\nsimulations = 8\nroot = { kind = \"gumbel\", k = 4 }", "root = \"minimax\"\nsimulations = 8"), "selfplay.root"),
+        (smoke.replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\", k = 4 }", "root = \"minimax\"\nsimulations = 8"), "selfplay.root"),
         (smoke.replace("[selfplay]\n", "[selfplay]\ngumbel_k = 4\n"), "selfplay.gumbel_k is the older spelling"),
         (smoke.replace("k = 4 }", "k = 4 }\nnoise = { fraction = 0.25 }"), "selfplay.search.noise applies to PUCT roots only"),
         (smoke.replace("batch_size = 32", "batch_size = 0"), "train.batch_size must be at least 1"),
@@ -400,6 +401,45 @@ fn resume_sizes_torch_from_the_saved_config() {
     assert!(err.contains("stopping: generation 1 reached"), "{err}");
 }
 
+/// The games of model `generation` in a run directory, by slot.
+fn games_of(dir: &Path, generation: u64) -> Vec<(Option<u64>, Vec<[u8; 4]>)> {
+    let prefix = format!("g{generation:06}-");
+    let mut games: Vec<_> = shards(dir)
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&prefix))
+        .flat_map(|p| shard::read(p).unwrap().games)
+        .map(|g| (g.slot, moves(&g)))
+        .collect();
+    games.sort();
+    games
+}
+
+#[test]
+fn a_run_saved_with_the_old_setting_names_resumes_with_the_same_settings() {
+    let dir = fresh_dir("old-names");
+    // A run started from the smoke config in the old names plays the games of one started
+    // from today's.
+    let old_cfg = smoke_config(&dir, "old.toml", |t| with_old_names(&t.replace("[selfplay.search]\n", "[selfplay.search]\ncpuct = 1.5\nbatch = 8\n")));
+    let old_text = std::fs::read_to_string(&old_cfg).unwrap();
+    assert!(["simulations = 8", "c_puct = 1.5", "leaves_per_tree = 8", "fast_simulations = 4"].iter().all(|k| old_text.contains(k)), "{old_text}");
+    let (new_run, old_run) = (dir.join("new"), dir.join("old"));
+    ok(&run(&["train", "--config", SMOKE, "--run-dir", new_run.to_str().unwrap(), "--generations", "1", "--quiet"]));
+    ok(&run(&["train", "--config", old_cfg.to_str().unwrap(), "--run-dir", old_run.to_str().unwrap(), "--generations", "1", "--quiet"]));
+    assert_eq!(games_of(&old_run, 0).len(), 4);
+    assert_eq!(games_of(&old_run, 0), games_of(&new_run, 0), "same settings, same games");
+    let saved = std::fs::read_to_string(old_run.join("config.toml")).unwrap();
+    assert_eq!(saved, std::fs::read_to_string(new_run.join("config.toml")).unwrap(), "saved in today's names");
+    // A run saved before the names were unified resumes.
+    let saved_old = with_old_names(&saved);
+    assert!(saved_old.contains("\nsimulations = 8\n") && saved_old.contains("\nleaves_per_tree = 8\n") && !saved_old.contains("sims ="), "{saved_old}");
+    std::fs::write(old_run.join("config.toml"), &saved_old).unwrap();
+    let o = run(&["train", "--run-dir", old_run.to_str().unwrap(), "--resume", "--generations", "2", "--quiet"]);
+    ok(&o);
+    assert!(stderr(&o).contains("stopping: generation 2 reached"), "{}", stderr(&o));
+    assert_eq!(generations(&old_run), vec![1, 2]);
+    assert_eq!(games_of(&old_run, 1).len(), 4);
+}
+
 /// The plies of a stored game, as moves.
 fn moves(g: &shard::StoredGame) -> Vec<[u8; 4]> {
     g.plies.iter().map(|p| p.mv).collect()
@@ -410,8 +450,8 @@ fn game_seeds_differ_by_slot_and_repeat_by_slot() {
     use tafl_lab::search::UniformEvaluator;
     use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
     let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh").expect("preset"));
-    let mut cfg = SelfPlayConfig { games_in_flight: 2, batch: 16, fast_probability: 0.5, fast_simulations: 4, ..SelfPlayConfig::default() };
-    cfg.search.simulations = 8;
+    let mut cfg = SelfPlayConfig { games_in_flight: 2, batch: 16, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
+    cfg.search.sims = 8;
     // Room in every batch for all leaves of both games: no game waits for another.
     cfg.search.batch = 4;
     cfg.search.root = tafl_lab::search::RootPolicy::gumbel(4);

@@ -1,7 +1,12 @@
 //! Run-config and variant-TOML errors name the right line; budget overrides are checked; a
-//! resumed run is sized from its saved config.
+//! resumed run is sized from its saved config; a config saved with the older names of the
+//! search settings reads to the same settings.
 
+mod common;
+
+use common::old_names::with_old_names;
 use tafl_lab::rules::Variant;
+use tafl_lab::search::{RootPolicy, SearchConfig};
 use tafl_lab::train::{self, Overrides, RunConfig};
 
 const SMOKE: &str = include_str!("../configs/runs/smoke.toml");
@@ -99,4 +104,36 @@ fn a_resumed_run_is_sized_from_its_saved_config() {
     assert_eq!((per_core.selfplay.workers(1), train::torch_threads(&per_core, 1)), (1, 1));
     assert!(train::effective_config(Some(given), &dir, false).unwrap_err().to_string().contains("--resume"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A committed run's saved config, written before the settings had one name each.
+const OLD_NAMES: &str = include_str!("fixtures/run-config-old-names.toml");
+
+#[test]
+fn a_config_saved_with_the_old_names_reads_to_the_same_settings() {
+    for old in ["simulations = 48", "c_puct = 1.5", "leaves_per_tree = 8", "fast_simulations = 16", "attacker_simulations = 192", "simulations = 64"] {
+        assert!(OLD_NAMES.contains(&format!("\n{old}\n")), "the fixture says {old}");
+    }
+    let cfg = RunConfig::from_toml(OLD_NAMES, "config.toml").unwrap();
+    let s = &cfg.selfplay.play;
+    let search = SearchConfig { sims: 48, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::gumbel(16) };
+    assert_eq!(s.search, search);
+    assert_eq!((s.fast_sims, s.attacker_sims, s.batch, s.temperature_plies), (16, 192, 256, 8));
+    assert_eq!(cfg.eval.sims, 64);
+    // Written again, it is in today's names and reads back equal, in those names or the old.
+    let written = toml::to_string(&cfg).unwrap();
+    for new in ["\nsims = 48\n", "\ncpuct = 1.5\n", "\nbatch = 8\n", "\nfast_sims = 16\n", "\nattacker_sims = 192\n", "\nsims = 64\n"] {
+        assert!(written.contains(new), "{new:?} in {written}");
+    }
+    for old in ["simulations", "c_puct", "leaves_per_tree"] {
+        assert!(!written.contains(old), "{old} in {written}");
+    }
+    assert_eq!(RunConfig::from_toml(&written, "written.toml").unwrap(), cfg);
+    assert_eq!(RunConfig::from_toml(&with_old_names(&written), "old.toml").unwrap(), cfg);
+    // The agent spec the run evaluates with is the same as well.
+    let model = std::path::Path::new("m.safetensors");
+    assert_eq!(cfg.eval_spec(model).to_string(), "az:model=m.safetensors,sims=64");
+    // One setting under both names is an error that names it.
+    let both = OLD_NAMES.replace("simulations = 48\n", "simulations = 48\nsims = 48\n");
+    assert!(run_config_error(&both).contains("duplicate field `sims`"), "{}", run_config_error(&both));
 }

@@ -10,7 +10,7 @@
 
 use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
 use crate::rules::{Move, Position, Variant};
-use crate::search::{Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
+use crate::search::{Budget, Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fmt;
@@ -131,15 +131,13 @@ fn quote_if_needed(value: &str) -> String {
 }
 
 /// The search an agent of `kind` runs unless its spec says otherwise: random-rollout MCTS
-/// gets 400 simulations of one leaf each and no first-play penalty (uniform priors: every
-/// move gets tried); network agents take the search layer's defaults, Gumbel with a small
-/// budget (its strength at few simulations is why it exists).
+/// ([`SearchConfig::rollout`]), PUCT for `az` ([`SearchConfig::default`]), a small-budget
+/// Gumbel root for `gumbel` ([`SearchConfig::gumbel`]). The search layer holds the values.
 pub fn kind_search(kind: AgentKind) -> SearchConfig {
-    let base = SearchConfig::default();
     match kind {
-        AgentKind::Random | AgentKind::Mcts | AgentKind::Htp | AgentKind::Otep => SearchConfig { simulations: 400, batch: 1, fpu_reduction: 0.0, ..base },
-        AgentKind::Az => base,
-        AgentKind::Gumbel => SearchConfig { simulations: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..base },
+        AgentKind::Random | AgentKind::Mcts | AgentKind::Htp | AgentKind::Otep => SearchConfig::rollout(),
+        AgentKind::Az => SearchConfig::default(),
+        AgentKind::Gumbel => SearchConfig::gumbel(),
     }
 }
 
@@ -169,7 +167,7 @@ impl FromStr for AgentSpec {
             "otep" => AgentKind::Otep,
             other => return Err(err(format!("unknown kind {other:?} (expected random, mcts, az, gumbel, htp or otep)"))),
         };
-        let mut spec = AgentSpec::new(kind, None, kind_search(kind).simulations);
+        let mut spec = AgentSpec::new(kind, None, kind_search(kind).sims);
         let opts = split_options(opts).map_err(err)?;
         if let Some(ext) = spec.external.as_mut() {
             for opt in &opts {
@@ -203,11 +201,11 @@ impl FromStr for AgentSpec {
             let number = |what: &str| err(format!("{key}={value:?}: expected {what}"));
             let count = || value.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| number("a positive integer"));
             match key {
-                "sims" => spec.search.simulations = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
+                "sims" => spec.search.sims = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
                 "k" if kind == AgentKind::Gumbel => spec.search.root = RootPolicy::gumbel(count()?),
                 "k" => return Err(err("k applies to gumbel only".into())),
                 "batch" => spec.search.batch = count()?,
-                "cpuct" => spec.search.c_puct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
+                "cpuct" => spec.search.cpuct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
@@ -240,7 +238,7 @@ impl AgentSpec {
             }),
             _ => None,
         };
-        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { simulations: sims, ..kind_search(kind) }, external }
+        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { sims, ..kind_search(kind) }, external }
     }
 
     /// The spec's canonical text: the kind, the model (quoted when it needs to be), the
@@ -271,14 +269,14 @@ impl AgentSpec {
             opts.push(format!("model={}", quote_if_needed(&m.to_string_lossy())));
         }
         if self.kind != AgentKind::Random {
-            opts.push(format!("sims={}", self.search.simulations));
+            opts.push(format!("sims={}", self.search.sims));
             if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (self.kind, self.search.root) {
                 if k != RootPolicy::DEFAULT_K {
                     opts.push(format!("k={k}"));
                 }
             }
-            if self.search.c_puct != d.c_puct {
-                opts.push(format!("cpuct={}", self.search.c_puct));
+            if self.search.cpuct != d.cpuct {
+                opts.push(format!("cpuct={}", self.search.cpuct));
             }
             if self.search.batch != d.batch {
                 opts.push(format!("batch={}", self.search.batch));
@@ -330,7 +328,7 @@ impl AgentSpec {
 
     /// The spec with `sims` simulations (one budget of a sweep).
     pub fn with_sims(mut self, sims: u32) -> AgentSpec {
-        self.search.simulations = sims;
+        self.search.sims = sims;
         self
     }
 
@@ -386,8 +384,8 @@ impl Agent {
         self.think_for(pos, None)
     }
 
-    /// As [`Agent::think`], but with a time limit instead of the simulation budget when
-    /// `time` is given.
+    /// As [`Agent::think`], but searching for `time` instead of the simulation budget when
+    /// it is given ([`Budget::Until`]: PUCT until the time is up, Gumbel within its budget).
     pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
         let Engine::Search { search, evaluator, cfg, seed } = &mut self.engine else {
             return None;
@@ -402,23 +400,11 @@ impl Agent {
             }
             None => search.insert(Search::new(pos.clone(), cfg.clone(), *seed)),
         };
-        let result = match time {
-            None => s.run(evaluator.as_mut()),
-            Some(t) => {
-                let mut timed = cfg.clone();
-                // PUCT searches until the deadline; a Gumbel root keeps its schedule (its
-                // sequential halving is planned for a budget) and stops early if time runs out.
-                if timed.root == crate::search::RootPolicy::Puct {
-                    timed.simulations = u32::MAX / 2;
-                }
-                s.set_config(timed);
-                s.start();
-                let r = s.run_until(evaluator.as_mut(), std::time::Instant::now() + t);
-                s.set_config(cfg.clone());
-                r
-            }
+        let budget = match time {
+            None => Budget::Sims,
+            Some(t) => Budget::Until(std::time::Instant::now() + t),
         };
-        Some(result)
+        Some(s.run_for(evaluator.as_mut(), budget))
     }
 
     /// The move to play in `pos`; `None` when the game is over or the side to move has no

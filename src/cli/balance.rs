@@ -97,7 +97,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     let base: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
     let base = a.device.apply(base);
     let budgets: Vec<u32> = match &a.sims {
-        None => vec![base.search.simulations],
+        None => vec![base.search.sims],
         Some(list) => list
             .split(',')
             .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))

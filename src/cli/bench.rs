@@ -13,7 +13,7 @@ use tafl_lab::rules::perft::perft;
 use tafl_lab::nn::encoding::{Encoder, PLANES};
 use tafl_lab::nn::{NetConfig, NetEvaluator, Precision, TaflNet};
 use tafl_lab::rules::{Position, Variant};
-use tafl_lab::search::{RootPolicy, SearchConfig};
+use tafl_lab::search::SearchConfig;
 use tafl_lab::selfplay::{self, SelfPlayConfig};
 use tafl_lab::train::{RunConfig, DEFAULT_CONFIG};
 
@@ -277,7 +277,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     let cfg = SelfPlayConfig {
         games_in_flight: (batch / 4).max(1),
         batch,
-        search: SearchConfig { simulations: sims, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() },
+        search: SearchConfig { sims, ..SearchConfig::gumbel() },
         ..SelfPlayConfig::default()
     };
     let pairs: Vec<(TaflNet, TaflNet)> = lane_nets(size, net_cfg, device, lanes, 1).into_iter().zip(lane_nets(size, net_cfg, device, lanes, 1)).collect();

@@ -3,7 +3,6 @@
 //! and output.
 
 use anyhow::{bail, Result};
-use std::path::PathBuf;
 use std::time::Duration;
 use std::sync::Arc;
 use tafl_lab::engine::htp::{HtpConfig, HtpEngine};
@@ -11,7 +10,8 @@ use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
 use tafl_lab::rules::Variant;
 
 /// Speak an engine protocol on stdin/stdout: the OpenTafl Engine Protocol, or HTP (the
-/// Hnefatafl Text Protocol of hnefatafl-copenhagen). Without --model: random-rollout MCTS.
+/// Hnefatafl Text Protocol of hnefatafl-copenhagen). Without --agent or --model: random-rollout
+/// MCTS.
 #[derive(clap::Args)]
 pub struct EngineArgs {
     /// `opentafl` (OpenTafl Engine Protocol) or `htp` (Hnefatafl Text Protocol: board_size
@@ -19,17 +19,13 @@ pub struct EngineArgs {
     /// `= play ROLE FROM TO, score: V, ...`, time_settings fischer budgets the think time).
     #[arg(long, default_value = "opentafl")]
     pub protocol: String,
-    /// Model file, `latest` pointer or run directory.
-    #[arg(long)]
-    pub model: Option<PathBuf>,
-    /// Variant before the host sends `rules` or `board_size` (default: the model's, else
+    /// The engine's agent: --agent SPEC, or --model and --sims.
+    #[command(flatten)]
+    pub agent: super::AgentArgs,
+    /// Variant before the host sends `rules` or `board_size` (default: the agent's model's, else
     /// brandubh for opentafl and copenhagen for htp).
     #[arg(long)]
     pub variant: Option<String>,
-    /// Simulations per move (unless --movetime or the host's clock or time_settings say
-    /// otherwise).
-    #[arg(long, default_value_t = 400)]
-    pub sims: u32,
     /// Milliseconds per move.
     #[arg(long)]
     pub movetime: Option<u64>,
@@ -45,22 +41,27 @@ pub fn run(args: &EngineArgs) -> Result<()> {
         other => bail!("--protocol {other:?}: expected opentafl or htp"),
     };
     tafl_lab::nn::set_torch_threads(super::cores());
-    let (agent, mut variant) = super::model_agent(args.model.as_deref(), args.variant.as_deref(), args.sims, &args.device)?;
+    let (agent, variant) = args.agent.resolve(args.variant.as_deref(), &args.device)?;
     let time = match args.movetime {
         Some(ms) => TimeControl::MoveTime(Duration::from_millis(ms.max(1))),
         None => TimeControl::Simulations,
     };
     if htp {
         // HTP's board is 11x11 until the host says `board_size`.
-        if args.model.is_none() && args.variant.is_none() {
-            variant = Arc::new(Variant::preset("copenhagen")?);
-        }
+        let variant = match variant {
+            Some(v) => v,
+            None => Arc::new(Variant::preset("copenhagen")?),
+        };
         let mut engine = HtpEngine::new(HtpConfig { agent, variant, time, seed: 1 })?;
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         engine.run(stdin.lock(), &mut stdout.lock())?;
         exit_now();
     }
+    let variant = match variant {
+        Some(v) => v,
+        None => Arc::new(Variant::preset("brandubh")?),
+    };
     let mut engine = Engine::new(EngineConfig { agent, variant, time, seed: 1 })?;
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();

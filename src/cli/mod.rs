@@ -5,8 +5,8 @@
 //! and their help) and a `run` that takes it. The rules-only commands live in the
 //! `tafl-rules-cli` crate (crates/tafl-rules-cli), one file each as well, which the
 //! LibTorch-free front binary (`src/main.rs`) uses too. What several commands share is here:
-//! `DeviceArgs`, `ArenaArgs`, `NetArgs`, `cores()`,
-//! `progress_bar()` and the agent helpers.
+//! `DeviceArgs`, `ArenaArgs`, `NetArgs`, `AgentArgs`,
+//! `cores()`, `progress_bar()` and the agent helpers.
 
 mod analyze;
 mod balance;
@@ -27,13 +27,14 @@ mod view;
 use anyhow::{anyhow, Result};
 use clap::{Parser, Subcommand};
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 use tafl_lab::arena::{AgentKind, AgentSpec};
 use tafl_lab::export::model_variant;
 use tafl_lab::nn::{checkpoint, Precision};
 use tafl_lab::rules::Variant;
 use tafl_rules_cli as rules;
+use tafl_lab::search::SearchConfig;
 
 /// `--device` and `--precision`, shared by every command that runs a network.
 #[derive(clap::Args, Clone)]
@@ -129,7 +130,7 @@ const LONG_VERSION: &str = concat!(
     version = LONG_VERSION,
     about = "Self-play training laboratory for the tafl board games",
     long_about = "tafl-lab simulates tafl variants exactly (rules are data: configs/variants/*.toml), \
-                  and is growing into a self-play trainer, balance laboratory and engine.\n\n\
+                  and on those rules is a self-play trainer, a balance laboratory and an engine.\n\n\
                   --variant takes a preset name (see `tafl-lab variants`), a path to a variant TOML file, \
                   or an OpenTafl rules string."
 )]
@@ -194,23 +195,47 @@ pub fn parse_agent(flag: &str, s: &str, device: &DeviceArgs) -> Result<AgentSpec
     Ok(device.apply(spec))
 }
 
-/// The agent for a model path (or random-rollout MCTS without one), and its variant.
-pub fn model_agent(model: Option<&Path>, variant: Option<&str>, sims: u32, device: &DeviceArgs) -> Result<(AgentSpec, Arc<Variant>)> {
-    match model {
-        Some(m) => {
-            let path = checkpoint::resolve(m)?;
-            let meta = checkpoint::read_meta(&path)?;
-            let mv = model_variant(&meta, &path)?;
-            if let Some(v) = variant {
-                let asked = Variant::from_spec(v)?;
-                meta.check_variant(&asked, &path)?;
+/// `--agent SPEC` for the commands that run one agent of their own (`play`, `engine`), or its
+/// shorthands `--model` and `--sims`.
+#[derive(clap::Args, Clone)]
+pub struct AgentArgs {
+    /// The agent, as a spec: az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16],
+    /// mcts:sims=N, ... (the forms of `match --a`). Instead of --model and --sims.
+    #[arg(long, conflicts_with_all = ["model", "sims"])]
+    pub agent: Option<String>,
+    /// Model file, `latest` pointer or run directory: shorthand for --agent az:model=PATH,sims=N
+    /// (without it and --agent: random-rollout MCTS, mcts:sims=N).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Simulations per move, for the --model shorthand (engine: unless --movetime, the host's
+    /// clock or time_settings give a time instead).
+    #[arg(long, default_value_t = SearchConfig::ROLLOUT_SIMS)]
+    pub sims: u32,
+}
+
+impl AgentArgs {
+    /// The agent (`--agent`, else `--model`'s az agent or random-rollout MCTS with `--sims`
+    /// simulations), and the variant: its model's (checked against `variant` when both are
+    /// given), else `variant`; `None` when neither names one.
+    pub fn resolve(&self, variant: Option<&str>, device: &DeviceArgs) -> Result<(AgentSpec, Option<Arc<Variant>>)> {
+        let spec = match (&self.agent, &self.model) {
+            (Some(s), _) => parse_agent("--agent", s, device)?,
+            (None, Some(m)) => device.apply(AgentSpec::new(AgentKind::Az, Some(checkpoint::resolve(m)?), self.sims)),
+            (None, None) => AgentSpec::new(AgentKind::Mcts, None, self.sims),
+        };
+        let variant = match &spec.model {
+            Some(m) => {
+                let path = checkpoint::resolve(m)?;
+                let meta = checkpoint::read_meta(&path)?;
+                let mv = model_variant(&meta, &path)?;
+                if let Some(v) = variant {
+                    let asked = Variant::from_spec(v)?;
+                    meta.check_variant(&asked, &path)?;
+                }
+                Some(mv)
             }
-            let spec = device.apply(AgentSpec::new(AgentKind::Az, Some(path), sims));
-            Ok((spec, Arc::new(mv)))
-        }
-        None => {
-            let v = Variant::from_spec(variant.unwrap_or("brandubh"))?;
-            Ok((AgentSpec::new(AgentKind::Mcts, None, sims), Arc::new(v)))
-        }
+            None => variant.map(Variant::from_spec).transpose()?,
+        };
+        Ok((spec, variant.map(Arc::new)))
     }
 }

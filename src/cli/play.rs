@@ -3,26 +3,22 @@
 
 use anyhow::{anyhow, Result};
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 use tafl_lab::arena::Agent;
 use tafl_lab::rules::notation::parse_move;
-use tafl_lab::rules::{Move, Position, Side};
+use tafl_lab::rules::{Move, Position, Side, Variant};
 
 /// Play a game against the AI in the terminal.
 #[derive(clap::Args)]
 pub struct PlayArgs {
-    /// Variant (default: the model's, else brandubh).
+    /// Variant (default: the agent's model's, else brandubh).
     #[arg(long)]
     pub variant: Option<String>,
-    /// Model file, `latest` pointer or run directory (without: random-rollout MCTS).
-    #[arg(long)]
-    pub model: Option<PathBuf>,
+    /// The AI: --agent SPEC, or --model and --sims.
+    #[command(flatten)]
+    pub agent: super::AgentArgs,
     /// Your side.
     #[arg(long, default_value = "defenders")]
     pub side: Side,
-    /// The AI's simulations per move.
-    #[arg(long, default_value_t = 400)]
-    pub sims: u32,
     #[command(flatten)]
     pub device: super::DeviceArgs,
     #[arg(long, default_value_t = 1)]
@@ -32,7 +28,11 @@ pub struct PlayArgs {
 /// Plays one game, reading the human's moves and commands from `input`.
 pub fn run(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()> {
     tafl_lab::nn::set_torch_threads(super::cores());
-    let (spec, variant) = super::model_agent(a.model.as_deref(), a.variant.as_deref(), a.sims, &a.device)?;
+    let (spec, variant) = a.agent.resolve(a.variant.as_deref(), &a.device)?;
+    let variant = match variant {
+        Some(v) => v,
+        None => std::sync::Arc::new(Variant::preset("brandubh")?),
+    };
     let mut ai = Agent::new(&spec, &variant, a.seed)?;
     let mut helper = Agent::new(&spec, &variant, a.seed ^ 1)?;
     let mut pos = Position::start(variant.clone());

@@ -119,7 +119,7 @@ impl BalanceRow {
             variant: variant.name.clone(),
             changes: changes.to_vec(),
             agent: agent.to_string(),
-            sims: agent.search.simulations,
+            sims: agent.search.sims,
             seed,
             games: n as u32,
             attackers_win: att as u32,

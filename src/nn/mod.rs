@@ -1,4 +1,5 @@
-//! The network layer: everything that touches tch.
+//! The network layer: the network and its inference, on tch. (The other users of tch build
+//! on this one: `train` for SGD, losses and its tensors, `export` for TorchScript.)
 //!
 //! [`encoding`] fixes the I/O contract (input planes, policy index; versioned),
 //! [`symmetry`] the 8 board symmetries, [`net`] the ResNet, [`checkpoint`] the model files with

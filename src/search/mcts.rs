@@ -97,13 +97,16 @@ impl RootPolicy {
 
 /// Search parameters: the one home of every search setting and its default. Agents
 /// (`arena::AgentSpec` holds one), self-play, run configs (`[selfplay.search]`) and the engine
-/// all use this type. As a TOML table every field is optional and takes its default:
+/// all use this type. A setting has one name everywhere: the field, the TOML key and the
+/// agent spec's option (`sims`, `cpuct`, `batch`). As a TOML table every field is optional
+/// and takes its default; configs saved before the names were unified say `simulations`,
+/// `c_puct` and `leaves_per_tree`, which still read:
 ///
 /// ```toml
-/// simulations = 48
-/// c_puct = 1.5
+/// sims = 48
+/// cpuct = 1.5
 /// fpu_reduction = 0.2
-/// leaves_per_tree = 8
+/// batch = 8
 /// root = { kind = "gumbel", k = 16 }
 /// noise = { fraction = 0.25 }     # PUCT roots only; leave out for none
 /// ```
@@ -111,13 +114,16 @@ impl RootPolicy {
 #[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
     /// Simulations per move (new ones; visits kept from tree reuse come on top).
-    pub simulations: u32,
-    pub c_puct: f32,
+    #[serde(alias = "simulations")]
+    pub sims: u32,
+    /// The PUCT exploration constant.
+    #[serde(alias = "c_puct")]
+    pub cpuct: f32,
     /// First-play urgency: an unvisited child is valued at the parent's value minus this
     /// times the square root of the prior mass already visited (Leela Zero's rule).
     pub fpu_reduction: f32,
     /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart).
-    #[serde(rename = "leaves_per_tree")]
+    #[serde(alias = "leaves_per_tree")]
     pub batch: usize,
     /// Dirichlet noise for a PUCT root, mixed into the network's priors once per decision
     /// (`None`: the clean priors, as for the fast searches of playout cap randomization).
@@ -130,14 +136,14 @@ impl SearchConfig {
     /// Checks values that parse but cannot work; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
         let finite_positive = |v: f32| v > 0.0 && v.is_finite();
-        if self.simulations == 0 {
-            return Err("simulations must be at least 1".into());
+        if self.sims == 0 {
+            return Err("sims must be at least 1".into());
         }
         if self.batch == 0 {
-            return Err("leaves_per_tree must be at least 1".into());
+            return Err("batch must be at least 1".into());
         }
-        if !finite_positive(self.c_puct) {
-            return Err(format!("c_puct = {}: must be a positive number", self.c_puct));
+        if !finite_positive(self.cpuct) {
+            return Err(format!("cpuct = {}: must be a positive number", self.cpuct));
         }
         if !(self.fpu_reduction >= 0.0 && self.fpu_reduction.is_finite()) {
             return Err(format!("fpu_reduction = {}: must be a number >= 0", self.fpu_reduction));
@@ -162,10 +168,42 @@ impl SearchConfig {
     }
 }
 
+/// The defaults: PUCT at 200 simulations, 8 leaves per tree at a time, no noise (the `az`
+/// agent's search; run configs and spec options change a setting at a time from here).
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { simulations: 200, c_puct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct }
+        SearchConfig { sims: 200, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct }
     }
+}
+
+impl SearchConfig {
+    /// Simulations of random-rollout MCTS ([`SearchConfig::rollout`]); `play` and `engine`
+    /// give their agent as many unless told otherwise.
+    pub const ROLLOUT_SIMS: u32 = 400;
+
+    /// Random-rollout MCTS (`mcts` agents): [`Self::ROLLOUT_SIMS`] simulations of one leaf
+    /// each and no first-play reduction (the priors are uniform: every move gets tried).
+    pub fn rollout() -> SearchConfig {
+        SearchConfig { sims: Self::ROLLOUT_SIMS, batch: 1, fpu_reduction: 0.0, ..SearchConfig::default() }
+    }
+
+    /// A Gumbel root at a small budget, 32 simulations (its strength at few simulations is
+    /// why it exists): `gumbel` agents and self-play's full search.
+    pub fn gumbel() -> SearchConfig {
+        SearchConfig { sims: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() }
+    }
+}
+
+/// How long one decision searches; a root proven won or lost ends it sooner either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// The configuration's `sims` new simulations.
+    Sims,
+    /// Until the deadline (the root's evaluation is always done). A PUCT root searches until
+    /// then, however many simulations that makes; a Gumbel root keeps its schedule (its
+    /// sequential halving is planned for the configured simulations) and stops early if the
+    /// deadline comes first.
+    Until(std::time::Instant),
 }
 
 /// What a finished search knows about one root move.
@@ -322,13 +360,26 @@ impl Search {
         self.restore_root_priors();
     }
 
-    /// Whether this decision needs no more evaluations.
+    /// Whether this decision needs no more evaluations (with the configured simulations).
     pub fn is_finished(&self) -> bool {
+        self.finished_within(Some(self.cfg.sims))
+    }
+
+    /// The most new simulations a decision under `budget` may run (`None`: no count).
+    fn simulation_cap(&self, budget: Budget) -> Option<u32> {
+        match budget {
+            Budget::Until(_) if self.cfg.root == RootPolicy::Puct => None,
+            _ => Some(self.cfg.sims),
+        }
+    }
+
+    /// [`Search::is_finished`] with `cap` new simulations at most.
+    fn finished_within(&self, cap: Option<u32>) -> bool {
         if !self.leaves.is_empty() {
             return false;
         }
         let root = self.tree.root();
-        if root.proof != Proof::Unknown || self.done >= self.cfg.simulations {
+        if root.proof != Proof::Unknown || cap.is_some_and(|c| self.done >= c) {
             return true;
         }
         match &self.gumbel {
@@ -341,13 +392,18 @@ impl Search {
     /// back when the budget is spent, when a leaf is already waiting, or when a Gumbel round
     /// needs its results before the next can start.
     pub fn gather(&mut self, max: usize) -> usize {
+        self.gather_within(max, Some(self.cfg.sims))
+    }
+
+    /// [`Search::gather`] with `cap` new simulations at most (`None`: no count).
+    fn gather_within(&mut self, max: usize, cap: Option<u32>) -> usize {
         if !self.root_ready && self.tree.root().expanded {
             self.prepare_root();
         }
         let mut added = 0;
         while added < max {
             let root = self.tree.root();
-            if root.proof != Proof::Unknown || self.done + self.leaves.len() as u32 >= self.cfg.simulations {
+            if root.proof != Proof::Unknown || cap.is_some_and(|c| self.done + self.leaves.len() as u32 >= c) {
                 break;
             }
             if !root.expanded {
@@ -421,26 +477,27 @@ impl Search {
         }
     }
 
-    /// Runs a whole decision with `evaluator`.
+    /// Runs a whole decision with `evaluator`: the configured simulations.
     pub fn run(&mut self, evaluator: &mut dyn Evaluator) -> SearchResult {
-        while !self.is_finished() {
-            self.step(evaluator);
-        }
-        self.result()
+        self.run_for(evaluator, Budget::Sims)
     }
 
-    /// Runs a decision until the simulation budget is spent or `deadline` passes (the root's
-    /// evaluation is always done).
-    pub fn run_until(&mut self, evaluator: &mut dyn Evaluator, deadline: std::time::Instant) -> SearchResult {
-        while !self.is_finished() && (self.done == 0 || std::time::Instant::now() < deadline) {
-            self.step(evaluator);
+    /// Runs a decision with `evaluator` until `budget` is spent (or the root is proven).
+    pub fn run_for(&mut self, evaluator: &mut dyn Evaluator, budget: Budget) -> SearchResult {
+        let cap = self.simulation_cap(budget);
+        let deadline = match budget {
+            Budget::Sims => None,
+            Budget::Until(d) => Some(d),
+        };
+        while !self.finished_within(cap) && (self.done == 0 || deadline.map_or(true, |d| std::time::Instant::now() < d)) {
+            self.step(evaluator, cap);
         }
         self.result()
     }
 
     /// One gather-evaluate-apply round on this tree alone.
-    fn step(&mut self, evaluator: &mut dyn Evaluator) {
-        self.gather(self.cfg.batch.max(1));
+    fn step(&mut self, evaluator: &mut dyn Evaluator, cap: Option<u32>) {
+        self.gather_within(self.cfg.batch.max(1), cap);
         if self.leaves.is_empty() {
             return;
         }
@@ -640,7 +697,7 @@ impl Search {
                 None if n > 0 => (ch.value_sum - ch.in_flight as f32) / n as f32,
                 None => fpu,
             };
-            let score = q + self.cfg.c_puct * ch.prior * sqrt_n / (1 + n) as f32;
+            let score = q + self.cfg.cpuct * ch.prior * sqrt_n / (1 + n) as f32;
             if score > best_score {
                 best_score = score;
                 best = c as NodeId;
@@ -782,7 +839,7 @@ impl Search {
                     .collect();
                 // More candidates than simulations would leave some unvisited, yet in the
                 // running for the final choice.
-                let budget = self.cfg.simulations.saturating_sub(self.done);
+                let budget = self.cfg.sims.saturating_sub(self.done);
                 let mut considered: Vec<usize> = (0..base.len()).collect();
                 considered.sort_by(|&a, &b| base[b].total_cmp(&base[a]));
                 considered.truncate(k.min(budget as usize).clamp(1, base.len()));
@@ -810,7 +867,7 @@ impl Search {
         if !self.leaves.is_empty() {
             return None;
         }
-        let remaining = self.cfg.simulations.saturating_sub(self.done);
+        let remaining = self.cfg.sims.saturating_sub(self.done);
         if remaining == 0 {
             self.gumbel.as_mut().expect("gumbel search").finished = true;
             return None;

@@ -14,5 +14,5 @@ pub mod tree;
 
 pub use cache::{CacheStats, EvalCache};
 pub use evaluator::{EvalRequest, Evaluation, Evaluator, RolloutEvaluator, Ticket, UniformEvaluator};
-pub use mcts::{MoveStat, Noise, RootPolicy, Search, SearchConfig, SearchResult};
+pub use mcts::{Budget, MoveStat, Noise, RootPolicy, Search, SearchConfig, SearchResult};
 pub use tree::Proof;

@@ -29,41 +29,47 @@ use crate::search::cache::Plan;
 use crate::search::{lockstep, EvalCache, EvalRequest, Evaluator, RootPolicy, Search, SearchConfig, Ticket};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use serde::Serialize;
 use std::sync::Arc;
 
-/// How self-play searches and picks moves.
-#[derive(Clone, Debug)]
+/// How self-play searches and picks moves. A run config's `[selfplay]` table holds these
+/// settings under the same names (`train::config::SelfPlaySection` embeds this type), and the
+/// full search as `[selfplay.search]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SelfPlayConfig {
     /// Games played at the same time (per evaluator).
     pub games_in_flight: usize,
     /// Most leaves per evaluator call.
     pub batch: usize,
-    /// The full search (its policy is a training target).
-    pub search: SearchConfig,
     /// Probability that a move gets only a fast search (0 turns playout cap randomization off).
     pub fast_probability: f32,
     /// Simulations of a fast search.
-    pub fast_simulations: u32,
+    pub fast_sims: u32,
     /// Simulations of the attackers' full searches, when they differ (0 = the same as
     /// `search`). Giving the weaker side of a lopsided variant more search (KataGo's
     /// "playout doubling advantage" idea) makes it win some self-play games, so the network
     /// sees what works for that side.
-    pub attacker_simulations: u32,
+    pub attacker_sims: u32,
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
+    /// The full search (its policy is a training target). Last: TOML writes tables after
+    /// plain values.
+    pub search: SearchConfig,
 }
 
+/// The self-play defaults (a run config's `[selfplay]` takes the playout cap and temperature
+/// settings it leaves out from here).
 impl Default for SelfPlayConfig {
     fn default() -> Self {
         SelfPlayConfig {
             games_in_flight: 64,
             batch: 256,
-            search: SearchConfig { simulations: 32, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), noise: None, ..SearchConfig::default() },
             fast_probability: 0.0,
-            fast_simulations: 8,
-            attacker_simulations: 0,
+            fast_sims: 8,
+            attacker_sims: 0,
             temperature_plies: 8,
+            search: SearchConfig::gumbel(),
         }
     }
 }
@@ -175,31 +181,32 @@ pub fn play_games(
     on_game: &mut dyn FnMut(u64, FinishedGame),
     on_step: &mut dyn FnMut(&Progress) -> bool,
 ) -> Progress {
-    let mut progress = Progress::default();
+    let progress = Progress::default();
     let mut slots: Vec<Option<Slot>> = Vec::new();
     for _ in 0..cfg.games_in_flight.max(1) {
         let Some((number, seed)) = next_game(&progress) else { break };
         slots.push(Some(new_slot(variant, cfg, number, seed)));
     }
     let groups = GROUPS.min(slots.len()).max(1);
+    let mut games = Games { variant, cfg, slots, groups, progress, next_game, on_game };
     let mut cache = EvalCache::new(EvalCache::DEFAULT_ENTRIES);
     // Per group: the batch being evaluated and where its evaluations go.
     let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups).map(|_| None).collect();
     let mut stopped = false;
-    while !stopped && (slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some)) {
+    while !stopped && (games.slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some)) {
         for g in 0..groups {
             if let Some((ticket, plan)) = in_flight[g].take() {
                 let evals = cache.complete(plan, evaluator.finish(ticket));
-                lockstep::apply(&mut group(&mut slots, g, groups), &evals);
-                progress.evaluations += evals.len() as u64;
-                progress.cache = cache.stats();
-                if !on_step(&progress) {
+                lockstep::apply(&mut group(&mut games.slots, g, groups), &evals);
+                games.progress.evaluations += evals.len() as u64;
+                games.progress.cache = cache.stats();
+                if !on_step(&games.progress) {
                     stopped = true;
                     break;
                 }
             }
-            play_moves(variant, cfg, &mut slots, g, groups, &mut progress, next_game, on_game);
-            let mut searches = group(&mut slots, g, groups);
+            games.play_moves(g);
+            let mut searches = group(&mut games.slots, g, groups);
             if lockstep::fill(&mut searches, cfg.batch) == 0 {
                 continue;
             }
@@ -208,7 +215,7 @@ pub fn play_games(
             let ticket = if plan.to_evaluate.is_empty() {
                 Ticket::ready(Vec::new())
             } else {
-                progress.batches += 1;
+                games.progress.batches += 1;
                 let sent: Vec<EvalRequest<'_>> = plan.to_evaluate.iter().map(|&i| reqs[i]).collect();
                 evaluator.start(&sent)
             };
@@ -219,8 +226,8 @@ pub fn play_games(
     for (ticket, _) in in_flight.into_iter().flatten() {
         evaluator.finish(ticket);
     }
-    progress.cache = cache.stats();
-    progress
+    games.progress.cache = cache.stats();
+    games.progress
 }
 
 /// The searches of group `g`'s live games.
@@ -228,44 +235,50 @@ fn group(slots: &mut [Option<Slot>], g: usize, groups: usize) -> Vec<&mut Search
     slots.iter_mut().skip(g).step_by(groups).flatten().map(|s| &mut s.search).collect()
 }
 
-/// Plays the moves of group `g`'s finished searches; a finished game makes room for the next.
-#[allow(clippy::too_many_arguments)]
-fn play_moves(
-    variant: &Arc<Variant>,
-    cfg: &SelfPlayConfig,
-    slots: &mut [Option<Slot>],
-    g: usize,
+/// The games of one [`play_games`] call: their slots (`None` once a game is over and no new
+/// one took its place), split into `groups`, the counters, and where games come from and go.
+struct Games<'a> {
+    variant: &'a Arc<Variant>,
+    cfg: &'a SelfPlayConfig,
+    slots: Vec<Option<Slot>>,
     groups: usize,
-    progress: &mut Progress,
-    next_game: &mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
-    on_game: &mut dyn FnMut(u64, FinishedGame),
-) {
-    for entry in slots.iter_mut().skip(g).step_by(groups) {
-        let Some(slot) = entry.as_mut() else { continue };
-        if !slot.search.is_finished() {
-            continue;
-        }
-        let ply = slot.plies.len() as u32;
-        let result = slot.search.result();
-        let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
-        let mv = slot.search.choose(temperature).expect("unfinished games have moves");
-        slot.plies.push(PlyRecord {
-            mv,
-            policy: if slot.full { result.policy } else { Vec::new() },
-            full: slot.full,
-            value: result.value,
-        });
-        progress.moves += 1;
-        slot.search.advance(mv).expect("searched moves are legal");
-        if let Some(outcome) = slot.search.position().outcome() {
-            let done = entry.take().expect("slot is live");
-            progress.games += 1;
-            on_game(done.number, FinishedGame { plies: done.plies, outcome });
-            if let Some((number, seed)) = next_game(progress) {
-                *entry = Some(new_slot(variant, cfg, number, seed));
+    progress: Progress,
+    next_game: &'a mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    on_game: &'a mut dyn FnMut(u64, FinishedGame),
+}
+
+impl Games<'_> {
+    /// Plays the moves of group `g`'s finished searches; a finished game makes room for the
+    /// next.
+    fn play_moves(&mut self, g: usize) {
+        let (variant, cfg) = (self.variant, self.cfg);
+        for entry in self.slots.iter_mut().skip(g).step_by(self.groups) {
+            let Some(slot) = entry.as_mut() else { continue };
+            if !slot.search.is_finished() {
+                continue;
             }
-        } else {
-            configure(slot, cfg);
+            let ply = slot.plies.len() as u32;
+            let result = slot.search.result();
+            let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
+            let mv = slot.search.choose(temperature).expect("unfinished games have moves");
+            slot.plies.push(PlyRecord {
+                mv,
+                policy: if slot.full { result.policy } else { Vec::new() },
+                full: slot.full,
+                value: result.value,
+            });
+            self.progress.moves += 1;
+            slot.search.advance(mv).expect("searched moves are legal");
+            if let Some(outcome) = slot.search.position().outcome() {
+                let done = entry.take().expect("slot is live");
+                self.progress.games += 1;
+                (self.on_game)(done.number, FinishedGame { plies: done.plies, outcome });
+                if let Some((number, seed)) = (self.next_game)(&self.progress) {
+                    *entry = Some(new_slot(variant, cfg, number, seed));
+                }
+            } else {
+                configure(slot, cfg);
+            }
         }
     }
 }
@@ -282,14 +295,14 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
-    if cfg.attacker_simulations > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
-        c.simulations = cfg.attacker_simulations;
+    if cfg.attacker_sims > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
+        c.sims = cfg.attacker_sims;
     }
     if !slot.full {
-        c.simulations = cfg.fast_simulations.max(1);
+        c.sims = cfg.fast_sims.max(1);
         c.noise = None;
         if let RootPolicy::Gumbel { k, .. } = &mut c.root {
-            *k = (*k).min(c.simulations as usize).max(2);
+            *k = (*k).min(c.sims as usize).max(2);
         }
     }
     slot.search.set_config(c);

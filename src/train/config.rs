@@ -41,27 +41,20 @@ fn auto() -> String {
     "auto".into()
 }
 
-/// `[selfplay]`: how games are played. The full search's settings are a [`SearchConfig`]
-/// table, `[selfplay.search]`; configs written before it existed (with `simulations`, `root`,
-/// `gumbel_k`, `leaves_per_tree` and `noise_fraction` in `[selfplay]` itself) still read, so
-/// an old run directory resumes with the settings it was started with.
+/// `[selfplay]`: how many games a generation has and where they are played, and (embedded,
+/// in the same table) how they are played: a [`SelfPlayConfig`], whose full search is the
+/// [`SearchConfig`] table `[selfplay.search]`. Configs written before that table existed
+/// (with `simulations`, `root`, `gumbel_k`, `leaves_per_tree` and `noise_fraction` in
+/// `[selfplay]` itself) still read, so an old run directory resumes with the settings it was
+/// started with. So do the names of configs saved before the vocabulary was unified:
+/// `fast_simulations`, `attacker_simulations` (now `fast_sims`, `attacker_sims`), `[eval]
+/// simulations` (now `sims`) and, in `[selfplay.search]`, `simulations`, `c_puct` and
+/// `leaves_per_tree`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "SelfPlayToml")]
 pub struct SelfPlaySection {
     /// New games per generation.
     pub games_per_generation: usize,
-    /// Games stepped together (per worker thread).
-    pub games_in_flight: usize,
-    /// Most positions per network call.
-    pub batch: usize,
-    /// Playout cap randomization: probability of a fast search (0 = off).
-    pub fast_probability: f32,
-    pub fast_simulations: u32,
-    /// Simulations of the attackers' full searches (0 = `search.simulations`): more search for
-    /// the side that loses most self-play games.
-    pub attacker_simulations: u32,
-    /// Plies sampled with temperature 1 at the start of a game (PUCT root).
-    pub temperature_plies: u32,
     /// Self-play worker threads in the trainer (each owns a copy of the model); 0 = one per
     /// core. See [`SelfPlaySection::workers`].
     pub threads: usize,
@@ -69,9 +62,12 @@ pub struct SelfPlaySection {
     pub games_per_shard: usize,
     /// Play games in the trainer (true) or only consume shards from `selfplay` workers.
     pub in_process: bool,
-    /// The full search (its visit counts are the policy targets). Last: TOML writes tables
-    /// after plain values.
-    pub search: SearchConfig,
+    /// How the games are played (`games_in_flight` per worker thread, `batch` positions per
+    /// network call, playout cap randomization, `attacker_sims`, `temperature_plies`, and the
+    /// full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
+    /// is a table, and TOML writes tables after plain values.
+    #[serde(flatten)]
+    pub play: SelfPlayConfig,
 }
 
 impl SelfPlaySection {
@@ -100,11 +96,11 @@ struct SelfPlayToml {
     batch: usize,
     #[serde(default)]
     fast_probability: f32,
-    #[serde(default = "eight_u32")]
-    fast_simulations: u32,
-    #[serde(default)]
-    attacker_simulations: u32,
-    #[serde(default = "eight_u32")]
+    #[serde(default = "default_fast_sims", alias = "fast_simulations")]
+    fast_sims: u32,
+    #[serde(default, alias = "attacker_simulations")]
+    attacker_sims: u32,
+    #[serde(default = "default_temperature_plies")]
     temperature_plies: u32,
     #[serde(default = "one_usize")]
     threads: usize,
@@ -143,7 +139,7 @@ impl SelfPlayToml {
         }
         let noise = (root == RootPolicy::Puct && fraction > 0.0).then_some(Noise { fraction, ..Noise::default() });
         let batch = self.leaves_per_tree.unwrap_or(SearchConfig::default().batch);
-        Ok(SearchConfig { simulations, batch, root, noise, ..SearchConfig::default() })
+        Ok(SearchConfig { sims: simulations, batch, root, noise, ..SearchConfig::default() })
     }
 }
 
@@ -167,22 +163,28 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
         };
         Ok(SelfPlaySection {
             games_per_generation: t.games_per_generation,
-            games_in_flight: t.games_in_flight,
-            batch: t.batch,
-            fast_probability: t.fast_probability,
-            fast_simulations: t.fast_simulations,
-            attacker_simulations: t.attacker_simulations,
-            temperature_plies: t.temperature_plies,
             threads: t.threads,
             games_per_shard: t.games_per_shard,
             in_process: t.in_process,
-            search,
+            play: SelfPlayConfig {
+                games_in_flight: t.games_in_flight,
+                batch: t.batch,
+                fast_probability: t.fast_probability,
+                fast_sims: t.fast_sims,
+                attacker_sims: t.attacker_sims,
+                temperature_plies: t.temperature_plies,
+                search,
+            },
         })
     }
 }
 
-fn eight_u32() -> u32 {
-    8
+// What `[selfplay]` leaves out: the self-play defaults, or (for what only a run has) here.
+fn default_fast_sims() -> u32 {
+    SelfPlayConfig::default().fast_sims
+}
+fn default_temperature_plies() -> u32 {
+    SelfPlayConfig::default().temperature_plies
 }
 fn sixteen() -> usize {
     16
@@ -246,7 +248,8 @@ pub struct EvalSection {
     /// Games per opponent per evaluation (split evenly between the sides).
     pub games: usize,
     /// Simulations of the model's agent in evaluation games.
-    pub simulations: u32,
+    #[serde(alias = "simulations")]
+    pub sims: u32,
     /// "az" (PUCT) or "gumbel".
     #[serde(default = "az")]
     pub agent: String,
@@ -310,11 +313,11 @@ impl RunConfig {
             return Err(format!("name {:?} must be a non-empty file name", self.name));
         }
         positive("net.channels", self.net.channels)?;
-        let s = &self.selfplay;
-        positive("selfplay.games_per_generation", s.games_per_generation)?;
+        let s = &self.selfplay.play;
+        positive("selfplay.games_per_generation", self.selfplay.games_per_generation)?;
         positive("selfplay.games_in_flight", s.games_in_flight)?;
         positive("selfplay.batch", s.batch)?;
-        positive("selfplay.games_per_shard", s.games_per_shard)?;
+        positive("selfplay.games_per_shard", self.selfplay.games_per_shard)?;
         s.search.validate().map_err(|e| format!("selfplay.search.{e}"))?;
         if !(0.0..1.0).contains(&s.fast_probability) {
             return Err(format!("selfplay.fast_probability = {}: must be in [0, 1)", s.fast_probability));
@@ -343,7 +346,7 @@ impl RunConfig {
         if !["az", "gumbel"].contains(&e.agent.as_str()) {
             return Err(format!("eval.agent = {:?}: expected \"az\" or \"gumbel\"", e.agent));
         }
-        positive("eval.simulations", e.simulations as usize)?;
+        positive("eval.sims", e.sims as usize)?;
         for b in &e.baselines {
             let spec: crate::arena::AgentSpec = b.parse().map_err(|e| format!("eval.baselines: {e}"))?;
             if spec.uses_model() {
@@ -358,16 +361,7 @@ impl RunConfig {
 
     /// The self-play settings this config describes.
     pub fn selfplay_config(&self) -> SelfPlayConfig {
-        let s = &self.selfplay;
-        SelfPlayConfig {
-            games_in_flight: s.games_in_flight,
-            batch: s.batch,
-            search: s.search.clone(),
-            fast_probability: s.fast_probability,
-            fast_simulations: s.fast_simulations,
-            attacker_simulations: s.attacker_simulations,
-            temperature_plies: s.temperature_plies,
-        }
+        self.selfplay.play.clone()
     }
 
     /// Learning rate at `generation` (step schedule).
@@ -384,8 +378,8 @@ impl RunConfig {
     pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
         use crate::arena::{AgentKind, AgentSpec};
         let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
-        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.simulations).default_device(&self.device).default_precision(self.precision);
-        if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.search.root) {
+        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.sims).default_device(&self.device).default_precision(self.precision);
+        if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.play.search.root) {
             spec.search.root = RootPolicy::gumbel(k);
         }
         spec

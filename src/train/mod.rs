@@ -31,25 +31,72 @@ use crate::nn::NnError;
 use crate::selfplay::shard;
 pub use config::{RunConfig, DEFAULT_CONFIG};
 pub use run_dir::{effective_config, RunDir, RunState};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 pub use trainer::train;
 pub use workers::worker;
 
-/// Errors of a run, one line each.
+/// Errors of a run, one line each, naming the file, the setting or the command-line
+/// argument at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
-    #[error("{0}")]
-    Run(String),
+    /// Reading or writing a file or directory failed.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// A file of the run reads but does not hold what it should (`state.json`, `latest`).
+    #[error("{}: {message}", path.display())]
+    BadFile { path: PathBuf, message: String },
+    /// A run config that does not parse or validate.
     #[error(transparent)]
-    Config(#[from] config::ConfigError),
+    ConfigFile(#[from] config::ConfigError),
+    /// A setting of a valid config that does not work out: its field, and why.
+    #[error("{field}: {message}")]
+    Config { field: &'static str, message: String },
+    /// A command-line argument, as given (`--minutes -5`), and why it is refused.
+    #[error("{argument}: {message}")]
+    Argument { argument: String, message: String },
+    /// The config could not be written as TOML.
+    #[error("config: {0}")]
+    WriteConfig(#[from] toml::ser::Error),
+    #[error("{} already holds a run (generation {generation}); add --resume to continue it, or choose another --run-dir", dir.display())]
+    RunExists { dir: PathBuf, generation: u64 },
+    #[error("--init starts a new run, but {} already holds one; resume it without --init", dir.display())]
+    InitOnExistingRun { dir: PathBuf },
+    #[error("{}: nothing to resume (no state.json)", dir.display())]
+    NothingToResume { dir: PathBuf },
+    /// A run killed (or out of disk space) while being created: its config but no state.
+    #[error("{}: nothing to resume (no state.json: the run's creation was interrupted); start it again without --resume", dir.display())]
+    CreationInterrupted { dir: PathBuf },
+    /// A new run was asked for without a config.
+    #[error("no config")]
+    NoConfig,
+    /// `pretrain`: a directory without record files.
+    #[error("{}: no .csv, .txt or .otg record files in this directory", dir.display())]
+    NoRecords { dir: PathBuf },
+    /// `pretrain`: every game of the record files was skipped (or there were none).
+    #[error("no usable games in {files} file(s): {read} read, {skipped} skipped")]
+    NoUsableGames { files: usize, read: usize, skipped: usize },
+    /// A thread of the run (`what`) panicked.
+    #[error("{what} panicked")]
+    Panicked { what: &'static str },
     #[error(transparent)]
     Model(#[from] NnError),
     #[error(transparent)]
     Shard(#[from] shard::ShardError),
+    /// An evaluation match could not be played (an agent could not be made).
+    #[error(transparent)]
+    Agent(#[from] crate::arena::AgentError),
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> TrainError {
-    TrainError::Run(format!("{}: {e}", path.display()))
+impl TrainError {
+    /// An I/O error on `path`.
+    fn io(path: &Path, source: std::io::Error) -> TrainError {
+        TrainError::Io { path: path.to_path_buf(), source }
+    }
+
+    /// A refused command-line argument, as given.
+    fn argument(argument: impl Into<String>, message: impl Into<String>) -> TrainError {
+        TrainError::Argument { argument: argument.into(), message: message.into() }
+    }
 }
 
 /// Where progress goes: bars and lines on a terminal, plain lines in logs.
@@ -78,11 +125,11 @@ impl Overrides {
     pub fn validate(&self) -> Result<(), TrainError> {
         if let Some(m) = self.minutes {
             if !(m.is_finite() && m > 0.0) {
-                return Err(TrainError::Run(format!("--minutes {m}: expected a positive number of minutes (fractions such as 0.5 are fine)")));
+                return Err(TrainError::argument(format!("--minutes {m}"), "expected a positive number of minutes (fractions such as 0.5 are fine)"));
             }
         }
         if self.generations == Some(0) {
-            return Err(TrainError::Run("--generations 0: expected the generation to stop after, at least 1".into()));
+            return Err(TrainError::argument("--generations 0", "expected the generation to stop after, at least 1"));
         }
         Ok(())
     }

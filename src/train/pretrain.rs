@@ -69,23 +69,23 @@ impl Default for PretrainConfig {
 impl PretrainConfig {
     /// Refuses values that cannot train, naming the option.
     pub fn validate(&self) -> Result<(), TrainError> {
-        let bad = |m: String| Err(TrainError::Run(m));
+        let bad = |argument: String, message: &str| Err(TrainError::argument(argument, message));
         if self.epochs == 0 {
-            return bad("--epochs 0: expected at least 1".into());
+            return bad("--epochs 0".into(), "expected at least 1");
         }
         if self.batch_size == 0 {
-            return bad("--batch-size 0: expected at least 1".into());
+            return bad("--batch-size 0".into(), "expected at least 1");
         }
         if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
-            return bad(format!("--lr {}: expected a positive number", self.learning_rate));
+            return bad(format!("--lr {}", self.learning_rate), "expected a positive number");
         }
         if !(0.0..0.5).contains(&self.holdout) {
-            return bad(format!("--holdout {}: expected a share from 0 to below 0.5", self.holdout));
+            return bad(format!("--holdout {}", self.holdout), "expected a share from 0 to below 0.5");
         }
         if !(self.minutes >= 0.0 && self.minutes.is_finite()) {
-            return bad(format!("--minutes {}: expected a number of minutes >= 0 (0 = no limit)", self.minutes));
+            return bad(format!("--minutes {}", self.minutes), "expected a number of minutes >= 0 (0 = no limit)");
         }
-        self.net.check().map_err(|e| TrainError::Run(format!("network: {e}")))
+        self.net.check().map_err(|message| TrainError::Config { field: "network", message })
     }
 }
 
@@ -125,13 +125,13 @@ pub fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, TrainError> {
     for p in paths {
         if p.is_dir() {
             let mut inner: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| TrainError::Run(format!("{}: {e}", p.display())))?
+                .map_err(|e| TrainError::io(p, e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "csv" || x == "txt" || x == "otg"))
                 .collect();
             inner.sort();
             if inner.is_empty() {
-                return Err(TrainError::Run(format!("{}: no .csv, .txt or .otg record files in this directory", p.display())));
+                return Err(TrainError::NoRecords { dir: p.clone() });
             }
             files.extend(inner);
         } else {
@@ -147,7 +147,7 @@ pub fn load_games(files: &[PathBuf], variant: &Arc<Variant>) -> Result<LoadedGam
     let mut out = LoadedGames::default();
     let fingerprint = variant.rules_fingerprint();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| TrainError::Run(format!("{}: {e}", f.display())))?;
+        let text = std::fs::read_to_string(f).map_err(|e| TrainError::io(f, e))?;
         let (_, games) = records::parse_records(&text);
         for game in games {
             out.read += 1;
@@ -246,7 +246,7 @@ pub struct PretrainReport {
 pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf], cfg: &PretrainConfig, device: Device, out: &Path, reporter: &dyn Reporter) -> Result<PretrainReport, TrainError> {
     cfg.validate()?;
     if loaded.games.is_empty() {
-        return Err(TrainError::Run(format!("no usable games in {} file(s): {} read, {} skipped", files.len(), loaded.read, loaded.skipped_total())));
+        return Err(TrainError::NoUsableGames { files: files.len(), read: loaded.read, skipped: loaded.skipped_total() });
     }
     let mut order: Vec<usize> = (0..loaded.games.len()).collect();
     order.shuffle(&mut SmallRng::seed_from_u64(cfg.seed));
@@ -264,7 +264,7 @@ pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf],
     let train = fill(train_idx);
     let hold = fill(hold_idx);
     tch::manual_seed(cfg.seed as i64);
-    let net = TaflNet::try_new(variant.geometry.size(), cfg.net, device).map_err(|e| TrainError::Run(format!("network: {e}")))?;
+    let net = TaflNet::try_new(variant.geometry.size(), cfg.net, device).map_err(|message| TrainError::Config { field: "network", message })?;
     let mut sgd = optim::Sgd::new(&net, cfg.momentum, cfg.weight_decay);
     let steps_per_epoch = train.len().div_ceil(cfg.batch_size).max(1);
     let total_steps = steps_per_epoch * cfg.epochs;
@@ -328,7 +328,7 @@ pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf],
         report.epochs.push(line);
         checkpoint::save(&net, &meta, out)?;
         let text = serde_json::to_string_pretty(&report).expect("serializes") + "\n";
-        crate::fsio::atomic_write(&report_path, text.as_bytes()).map_err(|e| TrainError::Run(format!("{}: {e}", report_path.display())))?;
+        crate::fsio::atomic_write(&report_path, text.as_bytes()).map_err(|e| TrainError::io(&report_path, e))?;
         if report.stopped_by_minutes {
             reporter.line(&format!("stopping: the {} minute budget is spent", cfg.minutes));
             break;

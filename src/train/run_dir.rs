@@ -13,7 +13,7 @@
 //! Every file is written atomically (temporary name, fsync, rename); a trainer that starts
 //! removes the temporary files a killed one left.
 
-use super::{io_err, optim, RunConfig, TrainError};
+use super::{optim, RunConfig, TrainError};
 use crate::fsio::{atomic_write, temp_target};
 use crate::nn::checkpoint::{self, ModelMeta};
 use crate::nn::TaflNet;
@@ -63,31 +63,31 @@ impl RunDir {
     /// The saved config.
     pub fn load_config(&self) -> Result<RunConfig, TrainError> {
         let p = self.config();
-        let text = std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))?;
+        let text = std::fs::read_to_string(&p).map_err(|e| TrainError::io(&p, e))?;
         Ok(RunConfig::from_toml(&text, &p.display().to_string())?)
     }
 
     pub fn load_state(&self) -> Result<Option<RunState>, TrainError> {
         let p = self.state();
         match std::fs::read_to_string(&p) {
-            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| io_err(&p, format!("bad state file: {e}"))),
+            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| TrainError::BadFile { path: p.clone(), message: format!("bad state file: {e}") }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&p, e)),
+            Err(e) => Err(TrainError::io(&p, e)),
         }
     }
 
     /// The generation `models/latest` points at.
     pub fn latest_generation(&self) -> Result<u64, TrainError> {
         let p = self.latest();
-        let text = std::fs::read_to_string(&p).map_err(|e| io_err(&p, e))?;
-        text.trim().split('.').next().and_then(|g| g.parse().ok()).ok_or_else(|| io_err(&p, "malformed pointer"))
+        let text = std::fs::read_to_string(&p).map_err(|e| TrainError::io(&p, e))?;
+        text.trim().split('.').next().and_then(|g| g.parse().ok()).ok_or_else(|| TrainError::BadFile { path: p.clone(), message: "malformed pointer".into() })
     }
 
     /// Shard files, sorted by name (so by generation, then writer).
     pub fn shards(&self) -> Result<Vec<PathBuf>, TrainError> {
         let dir = self.games();
         let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| io_err(&dir, e))?
+            .map_err(|e| TrainError::io(&dir, e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "shard"))
             .collect();
@@ -111,12 +111,12 @@ impl RunDir {
             let entries = match std::fs::read_dir(dir) {
                 Ok(e) => e,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io_err(dir, e)),
+                Err(e) => return Err(TrainError::io(dir, e)),
             };
             for e in entries.filter_map(Result::ok) {
                 let name = e.file_name();
                 if name.to_str().and_then(temp_target).is_some_and(|t| ours(t)) {
-                    std::fs::remove_file(e.path()).map_err(|err| io_err(&e.path(), err))?;
+                    std::fs::remove_file(e.path()).map_err(|err| TrainError::io(&e.path(), err))?;
                     removed.push(e.path());
                 }
             }
@@ -134,7 +134,7 @@ impl RunDir {
         checkpoint::save(net, &ModelMeta::new(variant, cfg.net, generation), &self.model(generation))?;
         sgd.save(&self.optimizer(generation))?;
         let name = format!("{generation:06}.safetensors\n");
-        atomic_write(&self.latest(), name.as_bytes()).map_err(|e| io_err(&self.latest(), e))
+        atomic_write(&self.latest(), name.as_bytes()).map_err(|e| TrainError::io(&self.latest(), e))
     }
 
     /// Adds `line` to `metrics.jsonl`, dropping the lines of generations it replaces (a
@@ -145,7 +145,7 @@ impl RunDir {
         let mut text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io_err(&path, e)),
+            Err(e) => return Err(TrainError::io(&path, e)),
         };
         let g = line.generation;
         text = text
@@ -155,7 +155,7 @@ impl RunDir {
             .collect();
         text.push_str(&line.to_json());
         text.push('\n');
-        atomic_write(&path, text.as_bytes()).map_err(|e| io_err(&path, e))
+        atomic_write(&path, text.as_bytes()).map_err(|e| TrainError::io(&path, e))
     }
 }
 
@@ -174,19 +174,12 @@ pub struct RunState {
 pub fn effective_config(cfg: Option<RunConfig>, dir: &Path, resume: bool) -> Result<RunConfig, TrainError> {
     let rd = RunDir::new(dir);
     match (rd.load_state()?, resume) {
-        (Some(s), false) => Err(TrainError::Run(format!(
-            "{} already holds a run (generation {}); add --resume to continue it, or choose another --run-dir",
-            dir.display(),
-            s.generation
-        ))),
+        (Some(s), false) => Err(TrainError::RunExists { dir: dir.to_path_buf(), generation: s.generation }),
         // A run killed (or out of disk space) while being created has its config but no state.
-        (None, true) if rd.config().exists() => Err(TrainError::Run(format!(
-            "{}: nothing to resume (no state.json: the run's creation was interrupted); start it again without --resume",
-            dir.display()
-        ))),
-        (None, true) => Err(TrainError::Run(format!("{}: nothing to resume (no state.json)", dir.display()))),
+        (None, true) if rd.config().exists() => Err(TrainError::CreationInterrupted { dir: dir.to_path_buf() }),
+        (None, true) => Err(TrainError::NothingToResume { dir: dir.to_path_buf() }),
         (Some(_), true) => rd.load_config(),
-        (None, false) => cfg.ok_or_else(|| TrainError::Run("no config".into())),
+        (None, false) => cfg.ok_or(TrainError::NoConfig),
     }
 }
 
@@ -197,25 +190,24 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
     let init_net = match init {
         None => None,
         Some(p) => {
-            let (net, meta) = checkpoint::load(p, Some(variant), Device::Cpu).map_err(|e| TrainError::Run(format!("--init: {e}")))?;
+            let (net, meta) = checkpoint::load(p, Some(variant), Device::Cpu).map_err(|e| TrainError::argument("--init", e.to_string()))?;
             if meta.net != cfg.net {
-                return Err(TrainError::Run(format!(
-                    "--init {}: the model is a {} network but the config's [net] is {}; set [net] to blocks = {}, channels = {}",
-                    p.display(),
-                    meta.net,
-                    cfg.net,
-                    meta.net.blocks,
-                    meta.net.channels
-                )));
+                return Err(TrainError::argument(
+                    format!("--init {}", p.display()),
+                    format!(
+                        "the model is a {} network but the config's [net] is {}; set [net] to blocks = {}, channels = {}",
+                        meta.net, cfg.net, meta.net.blocks, meta.net.channels
+                    ),
+                ));
             }
             Some(net)
         }
     };
     for d in [rd.root.clone(), rd.models(), rd.games()] {
-        std::fs::create_dir_all(&d).map_err(|e| io_err(&d, e))?;
+        std::fs::create_dir_all(&d).map_err(|e| TrainError::io(&d, e))?;
     }
-    let text = toml::to_string(cfg).map_err(|e| TrainError::Run(format!("config: {e}")))?;
-    atomic_write(&rd.config(), text.as_bytes()).map_err(|e| io_err(&rd.config(), e))?;
+    let text = toml::to_string(cfg)?;
+    atomic_write(&rd.config(), text.as_bytes()).map_err(|e| TrainError::io(&rd.config(), e))?;
     let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     write_json(
         &rd.root.join("run.json"),
@@ -240,5 +232,5 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
 
 fn write_json(path: &Path, v: &impl Serialize) -> Result<(), TrainError> {
     let text = serde_json::to_string_pretty(v).expect("serializes") + "\n";
-    atomic_write(path, text.as_bytes()).map_err(|e| io_err(path, e))
+    atomic_write(path, text.as_bytes()).map_err(|e| TrainError::io(path, e))
 }

@@ -10,7 +10,6 @@
 use super::ingest::{fill_window, ShardGate};
 use super::replay::{self, ReplayWindow};
 use super::run_dir::create_run;
-use super::workers::{collect_worker_games, self_play_in_process};
 use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, RunState, TrainError};
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
@@ -32,18 +31,20 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
     Trainer::open(cfg, dir, resume, overrides, reporter)?.run(reporter)
 }
 
-/// A run open in this process.
+/// A run open in this process. The phases of a generation are its methods: self-play in
+/// `workers` (hence the fields visible to the `train` module), training, saving and
+/// evaluation here.
 pub(super) struct Trainer {
-    rd: RunDir,
+    pub(super) rd: RunDir,
     /// The effective config, with the command line's budget applied.
-    cfg: RunConfig,
-    variant: Arc<Variant>,
-    device: Device,
-    net: TaflNet,
-    sgd: optim::Sgd,
-    window: ReplayWindow,
-    gate: ShardGate,
-    state: RunState,
+    pub(super) cfg: RunConfig,
+    pub(super) variant: Arc<Variant>,
+    pub(super) device: Device,
+    pub(super) net: TaflNet,
+    pub(super) sgd: optim::Sgd,
+    pub(super) window: ReplayWindow,
+    pub(super) gate: ShardGate,
+    pub(super) state: RunState,
 }
 
 /// What a generation's SGD steps did.
@@ -67,11 +68,11 @@ impl Trainer {
         if let Some(m) = overrides.minutes {
             cfg.budget.minutes = m;
         }
-        let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
+        let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
         let device = parse_device(&cfg.device)?;
         let state = match existing {
             Some(_) if overrides.init.is_some() => {
-                return Err(TrainError::Run(format!("--init starts a new run, but {} already holds one; resume it without --init", dir.display())));
+                return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
             }
             Some(s) => s,
             None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
@@ -81,7 +82,7 @@ impl Trainer {
         }
         // A run copied without its shards (say a committed checkpoint) resumes with an empty
         // window: the games folder is made again.
-        std::fs::create_dir_all(rd.games()).map_err(|e| super::io_err(&rd.games(), e))?;
+        std::fs::create_dir_all(rd.games()).map_err(|e| TrainError::io(&rd.games(), e))?;
         let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);
@@ -212,14 +213,13 @@ impl Trainer {
     /// The next generation's self-play games (each also added to the window) and the network
     /// evaluations they took; `None` when the deadline passed waiting for workers.
     fn self_play(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
-        let model_generation = self.state.generation;
         if self.cfg.selfplay.in_process {
             // A share of the cores for each worker's network (its threads start afresh each
             // generation and take torch's count as it is now).
             crate::nn::set_intra_op_threads(super::torch_threads(&self.cfg, crate::nn::cores()));
-            self_play_in_process(&self.rd, &self.cfg, &self.variant, self.device, model_generation, &mut self.window, &mut self.gate, reporter).map(Some)
+            self.self_play_in_process(reporter).map(Some)
         } else {
-            collect_worker_games(&self.rd, &self.cfg, model_generation, &mut self.window, &mut self.gate, deadline, clock, reporter)
+            self.collect_worker_games(deadline, clock, reporter)
         }
     }
 
@@ -266,7 +266,7 @@ impl Trainer {
                 opponents.push(("previous".into(), cfg.eval_spec(&rd.model(generation - 1))));
             }
             for b in &cfg.eval.baselines {
-                opponents.push((b.clone(), b.parse().map_err(|e| TrainError::Run(format!("eval.baselines: {e}")))?));
+                opponents.push((b.clone(), b.parse().map_err(|e: crate::arena::AgentError| TrainError::Config { field: "eval.baselines", message: e.to_string() })?));
             }
             for (name, spec) in opponents {
                 let s = play_match(&self.variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
@@ -324,7 +324,7 @@ fn play_match(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize
         reporter.advance(1, "");
         crate::fault::point("eval-game");
     };
-    let results = arena::play_match(variant, a, b, &cfg, &on_game).map_err(|e| TrainError::Run(e.to_string()))?;
+    let results = arena::play_match(variant, a, b, &cfg, &on_game)?;
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
 }

@@ -1,15 +1,15 @@
 //! Where a generation's self-play games come from, and how they are written.
 //!
-//! Self-play runs either on threads of the trainer's own process ([`self_play_in_process`])
-//! or in separate [`worker`] processes, on this machine or others, that share only the run
-//! directory: a worker reads the newest model and writes shards, and the trainer waits for
-//! enough of them ([`collect_worker_games`]). Either way games go to disk as shards every
-//! few games ([`flush_shard`]), so a kill loses only the games in flight and a resumed
-//! generation plays only the games it still lacks.
+//! Self-play runs either on threads of the trainer's own process
+//! ([`Trainer::self_play_in_process`]) or in separate [`worker`] processes, on this machine
+//! or others, that share only the run directory: a worker reads the newest model and writes
+//! shards, and the trainer waits for enough of them ([`Trainer::collect_worker_games`]).
+//! Either way games go to disk as shards every few games ([`flush_shard`]), so a kill loses
+//! only the games in flight and a resumed generation plays only the games it still lacks.
 
-use super::ingest::{generation_of_shard, ShardGate};
-use super::replay::ReplayWindow;
-use super::{Reporter, RunConfig, RunDir, TrainError};
+use super::ingest::generation_of_shard;
+use super::trainer::Trainer;
+use super::{Reporter, RunDir, TrainError};
 use crate::nn::checkpoint;
 use crate::nn::{parse_device, NetEvaluator};
 use crate::rules::Variant;
@@ -19,95 +19,147 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-use tch::Device;
 
-/// Plays the generation's self-play games in this process, writing shards as they fill.
-///
-/// Game `k` of generation `g` (its slot) is seeded `selfplay::game_seed(seed, g, k)`. Games
-/// already written for this generation by an earlier, killed process count, and only the
-/// missing slots are played, so no game of the generation repeats another.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn self_play_in_process(
-    rd: &RunDir,
-    cfg: &RunConfig,
-    variant: &Arc<Variant>,
-    device: Device,
-    model_generation: u64,
-    window: &mut ReplayWindow,
-    gate: &mut ShardGate,
-    reporter: &dyn Reporter,
-) -> Result<(Vec<FinishedGame>, u64), TrainError> {
-    let generation = model_generation + 1;
-    let mut games: Vec<FinishedGame> = Vec::new();
-    let mut done = std::collections::HashSet::new();
-    let mut seq = 0;
-    for p in rd.shards()? {
-        if generation_of_shard(&p) == Some(model_generation) {
-            seq += 1;
-            if let Some(s) = gate.read(&p, model_generation, reporter) {
-                for g in &s.games {
-                    done.extend(g.slot);
-                    games.push(g.to_finished());
+/// The self-play phase of a generation, as methods of the [`Trainer`] whose model, window
+/// and shard gate it uses.
+impl Trainer {
+    /// Plays the generation's self-play games in this process, writing shards as they fill and
+    /// adding each game to the window.
+    ///
+    /// Game `k` of generation `g` (its slot) is seeded `selfplay::game_seed(seed, g, k)`. Games
+    /// already written for this generation by an earlier, killed process count, and only the
+    /// missing slots are played, so no game of the generation repeats another.
+    pub(super) fn self_play_in_process(&mut self, reporter: &dyn Reporter) -> Result<(Vec<FinishedGame>, u64), TrainError> {
+        let (rd, cfg, variant, device, model_generation) = (&self.rd, &self.cfg, &self.variant, self.device, self.state.generation);
+        let (window, gate) = (&mut self.window, &mut self.gate);
+        let generation = model_generation + 1;
+        let mut games: Vec<FinishedGame> = Vec::new();
+        let mut done = std::collections::HashSet::new();
+        let mut seq = 0;
+        for p in rd.shards()? {
+            if generation_of_shard(&p) == Some(model_generation) {
+                seq += 1;
+                if let Some(s) = gate.read(&p, model_generation, reporter) {
+                    for g in &s.games {
+                        done.extend(g.slot);
+                        games.push(g.to_finished());
+                    }
                 }
             }
         }
-    }
-    let wanted = cfg.selfplay.games_per_generation.saturating_sub(games.len());
-    if wanted == 0 {
-        return Ok((games, 0));
-    }
-    let slots: Vec<u64> = (0..).filter(|k| !done.contains(k)).take(wanted).collect();
-    reporter.start(&format!("gen {generation} self-play"), wanted as u64);
-    let next = AtomicUsize::new(0);
-    let evaluations = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(u64, FinishedGame)>();
-    let model_path = rd.model(model_generation);
-    let sp = cfg.selfplay_config();
-    let result: Result<(), TrainError> = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
-            let tx = tx.clone();
-            let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
-            handles.push(scope.spawn(move || -> Result<(), TrainError> {
-                let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
-                let mut ev = NetEvaluator::new(net, variant, cfg.precision);
-                let mut next_game = |_: &selfplay::Progress| {
-                    let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
-                    Some((k, selfplay::game_seed(cfg.seed, generation, k)))
-                };
-                let p = selfplay::play_games(variant, sp, &mut ev, &mut next_game, &mut |k, g| {
-                    let _ = tx.send((k, g));
-                }, &mut |_| true);
-                evaluations.fetch_add(p.evaluations as usize, Ordering::SeqCst);
-                Ok(())
-            }));
+        let wanted = cfg.selfplay.games_per_generation.saturating_sub(games.len());
+        if wanted == 0 {
+            return Ok((games, 0));
         }
-        drop(tx);
-        let mut pending: Vec<StoredGame> = Vec::new();
-        let mut write_err = None;
-        for (k, g) in rx {
-            pending.push(StoredGame::new(&g, Some(k)));
-            window.add_game(&g);
-            reporter.advance(1, &format!("{} plies", g.plies.len()));
-            games.push(g);
-            crate::fault::point("selfplay-game");
-            if pending.len() >= cfg.selfplay.games_per_shard {
-                if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
-                    write_err.get_or_insert(e);
+        let slots: Vec<u64> = (0..).filter(|k| !done.contains(k)).take(wanted).collect();
+        reporter.start(&format!("gen {generation} self-play"), wanted as u64);
+        let next = AtomicUsize::new(0);
+        let evaluations = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<(u64, FinishedGame)>();
+        let model_path = rd.model(model_generation);
+        let sp = cfg.selfplay_config();
+        let result: Result<(), TrainError> = std::thread::scope(|scope| {
+            let mut handles = Vec::new();
+            for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
+                let tx = tx.clone();
+                let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
+                handles.push(scope.spawn(move || -> Result<(), TrainError> {
+                    let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
+                    let mut ev = NetEvaluator::new(net, variant, cfg.precision);
+                    let mut next_game = |_: &selfplay::Progress| {
+                        let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
+                        Some((k, selfplay::game_seed(cfg.seed, generation, k)))
+                    };
+                    let p = selfplay::play_games(variant, sp, &mut ev, &mut next_game, &mut |k, g| {
+                        let _ = tx.send((k, g));
+                    }, &mut |_| true);
+                    evaluations.fetch_add(p.evaluations as usize, Ordering::SeqCst);
+                    Ok(())
+                }));
+            }
+            drop(tx);
+            let mut pending: Vec<StoredGame> = Vec::new();
+            let mut write_err = None;
+            for (k, g) in rx {
+                pending.push(StoredGame::new(&g, Some(k)));
+                window.add_game(&g);
+                reporter.advance(1, &format!("{} plies", g.plies.len()));
+                games.push(g);
+                crate::fault::point("selfplay-game");
+                if pending.len() >= cfg.selfplay.games_per_shard {
+                    if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
+                        write_err.get_or_insert(e);
+                    }
                 }
             }
+            if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
+                write_err.get_or_insert(e);
+            }
+            for h in handles {
+                h.join().map_err(|_| TrainError::Panicked { what: "a self-play thread" })??;
+            }
+            write_err.map_or(Ok(()), Err)
+        });
+        result?;
+        reporter.finish();
+        Ok((games, evaluations.load(Ordering::SeqCst) as u64))
+    }
+
+    /// Waits for workers' shards of the current model and adds them to the window. Says what it
+    /// waits for (once, then every [`WAIT_NOTE_EVERY`]); returns `None` when `clock` passes
+    /// `deadline` first.
+    pub(super) fn collect_worker_games(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
+        let (rd, cfg, model_generation) = (&self.rd, &self.cfg, self.state.generation);
+        let (window, gate) = (&mut self.window, &mut self.gate);
+        let wanted = cfg.selfplay.games_per_generation;
+        let generation = model_generation + 1;
+        reporter.start(&format!("gen {generation} waiting for workers' games"), wanted as u64);
+        let mut seen = std::collections::HashSet::new();
+        let mut games = Vec::new();
+        let mut noted: Option<Instant> = None;
+        loop {
+            for p in rd.shards()? {
+                if generation_of_shard(&p) != Some(model_generation) || seen.contains(&p) {
+                    continue;
+                }
+                seen.insert(p.clone());
+                if let Some(s) = gate.read(&p, model_generation, reporter) {
+                    for g in s.games.iter().map(StoredGame::to_finished) {
+                        window.add_game(&g);
+                        reporter.advance(1, "");
+                        games.push(g);
+                    }
+                }
+            }
+            if games.len() >= wanted {
+                break;
+            }
+            let now = clock();
+            if let Some(d) = deadline.filter(|&d| now >= d) {
+                reporter.finish();
+                reporter.line(&format!(
+                    "stopping: the {} minute budget ran out after {:.0} s while waiting for self-play workers ({}/{wanted} games of generation {generation}); --resume continues",
+                    cfg.budget.minutes,
+                    d,
+                    games.len()
+                ));
+                return Ok(None);
+            }
+            if noted.map_or(true, |t| t.elapsed() >= WAIT_NOTE_EVERY) {
+                reporter.line(&format!(
+                    "waiting for self-play workers: {}/{wanted} games of generation {generation} (model {model_generation}) in {}; start workers with `tafl-lab selfplay --run-dir {}`",
+                    games.len(),
+                    rd.games().display(),
+                    rd.root.display()
+                ));
+                noted = Some(Instant::now());
+            }
+            let nap = deadline.map_or(0.5, |d| (d - now).clamp(0.01, 0.5));
+            std::thread::sleep(Duration::from_secs_f64(nap));
         }
-        if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
-            write_err.get_or_insert(e);
-        }
-        for h in handles {
-            h.join().map_err(|_| TrainError::Run("a self-play thread panicked".into()))??;
-        }
-        write_err.map_or(Ok(()), Err)
-    });
-    result?;
-    reporter.finish();
-    Ok((games, evaluations.load(Ordering::SeqCst) as u64))
+        reporter.finish();
+        Ok(Some((games, 0)))
+    }
 }
 
 /// Writes the pending games as the writer's next shard.
@@ -130,83 +182,19 @@ fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &s
 /// How often a trainer waiting for workers repeats what it waits for.
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(60);
 
-/// Waits for workers' shards of the current model and adds them to the window. Says what it
-/// waits for (once, then every [`WAIT_NOTE_EVERY`]); returns `None` when `clock` passes
-/// `deadline` first.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn collect_worker_games(
-    rd: &RunDir,
-    cfg: &RunConfig,
-    model_generation: u64,
-    window: &mut ReplayWindow,
-    gate: &mut ShardGate,
-    deadline: Option<f64>,
-    clock: &dyn Fn() -> f64,
-    reporter: &dyn Reporter,
-) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
-    let wanted = cfg.selfplay.games_per_generation;
-    let generation = model_generation + 1;
-    reporter.start(&format!("gen {generation} waiting for workers' games"), wanted as u64);
-    let mut seen = std::collections::HashSet::new();
-    let mut games = Vec::new();
-    let mut noted: Option<Instant> = None;
-    loop {
-        for p in rd.shards()? {
-            if generation_of_shard(&p) != Some(model_generation) || seen.contains(&p) {
-                continue;
-            }
-            seen.insert(p.clone());
-            if let Some(s) = gate.read(&p, model_generation, reporter) {
-                for g in s.games.iter().map(StoredGame::to_finished) {
-                    window.add_game(&g);
-                    reporter.advance(1, "");
-                    games.push(g);
-                }
-            }
-        }
-        if games.len() >= wanted {
-            break;
-        }
-        let now = clock();
-        if let Some(d) = deadline.filter(|&d| now >= d) {
-            reporter.finish();
-            reporter.line(&format!(
-                "stopping: the {} minute budget ran out after {:.0} s while waiting for self-play workers ({}/{wanted} games of generation {generation}); --resume continues",
-                cfg.budget.minutes,
-                d,
-                games.len()
-            ));
-            return Ok(None);
-        }
-        if noted.map_or(true, |t| t.elapsed() >= WAIT_NOTE_EVERY) {
-            reporter.line(&format!(
-                "waiting for self-play workers: {}/{wanted} games of generation {generation} (model {model_generation}) in {}; start workers with `tafl-lab selfplay --run-dir {}`",
-                games.len(),
-                rd.games().display(),
-                rd.root.display()
-            ));
-            noted = Some(Instant::now());
-        }
-        let nap = deadline.map_or(0.5, |d| (d - now).clamp(0.01, 0.5));
-        std::thread::sleep(Duration::from_secs_f64(nap));
-    }
-    reporter.finish();
-    Ok(Some((games, 0)))
-}
-
 /// A self-play worker: plays games with the newest model of the run in `dir` and writes
 /// shards, reloading the model when a newer one appears, until `max_games` (0 = forever) or
 /// `minutes` (0 = no limit). Its `k`-th game with model `g` is seeded from the run seed, the
 /// writer name (which holds the process id), `g` and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
     if !(minutes.is_finite() && minutes >= 0.0) {
-        return Err(TrainError::Run(format!("--minutes {minutes}: expected a number of minutes, 0 or more (0 = no limit)")));
+        return Err(TrainError::argument(format!("--minutes {minutes}"), "expected a number of minutes, 0 or more (0 = no limit)"));
     }
     let writer = format!("{name}-{}", std::process::id());
-    shard::check_writer(&writer).map_err(|e| TrainError::Run(format!("--name {name:?}: {e}")))?;
+    shard::check_writer(&writer).map_err(|e| TrainError::argument(format!("--name {name:?}"), e))?;
     let rd = RunDir::new(dir);
     let cfg = rd.load_config()?;
-    let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Run(format!("variant: {e}")))?);
+    let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
     let device = parse_device(&cfg.device)?;
     let sp = cfg.selfplay_config();
     let started = Instant::now();

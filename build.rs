@@ -36,10 +36,6 @@ fn torch_version(lib: &str) -> String {
     let version_py = std::path::Path::new(lib).join("..").join("version.py");
     std::fs::read_to_string(version_py)
         .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("__version__"))
-                .and_then(|l| l.split('\'').nth(1).map(str::to_string))
-        })
+        .and_then(|t| t.lines().find(|l| l.starts_with("__version__")).and_then(|l| l.split('\'').nth(1).map(str::to_string)))
         .unwrap_or_else(|| "unknown".to_string())
 }

@@ -4,7 +4,8 @@
 # and runs the rest of the suite in release mode (one build shared with the main job), with
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
 # tests that play against it, and headless Chromium once with apt-get (scripts/browser.sh) for the
-# viewer's browser tests.
+# viewer's browser tests. `cargo fmt --check` and the rules crate's layer check run first,
+# `cargo clippy --workspace --all-targets -- -D warnings` once LibTorch is there.
 #
 # Two things overlap, because most of their time is waiting, not computing:
 # - the downloads (LibTorch from PyPI, Chromium from Debian) run in the background while the
@@ -62,6 +63,9 @@ wait_for() {
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
 # The rules crate's layers point one way (its full table is printed only when they do not).
+# Habits first, as they take seconds: the formatting (rustfmt.toml) and the rules crate's
+# one-way layers. Clippy (warnings are errors) runs once LibTorch is set up, below.
+cargo fmt --all -- --check || { echo "scripts/test.sh: cargo fmt --check failed: run cargo fmt --all" >&2; exit 1; }
 layers=$(scripts/rules-layers.sh) || { echo "$layers" >&2; exit 1; }
 env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules -p tafl-rules-cli
 source scripts/peers.sh
@@ -72,6 +76,7 @@ source scripts/env.sh
 TAFL_LAB_CHROMIUM=$(cat "$logs/chromium")
 if [[ -n $TAFL_LAB_CHROMIUM ]]; then export TAFL_LAB_CHROMIUM; else unset TAFL_LAB_CHROMIUM; fi
 
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --release -p tafl-lab --no-run
 cargo test --release -p tafl-lab --test opentafl > "$logs/opentafl.log" 2>&1 & opentafl=$!
 # Every other target of the crate: its library, binaries and integration tests.

@@ -171,8 +171,22 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
     ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--generations", "3", "--quiet"]));
     let out = dir("ladder-out");
     let text = ok(&run(&[
-        "balance", "--ladder", run_dir.to_str().unwrap(), "--every", "2", "--games", "6", "--ladder-games", "4", "--sims", "4",
-        "--out", out.to_str().unwrap(), "--quiet", "--device", "cpu",
+        "balance",
+        "--ladder",
+        run_dir.to_str().unwrap(),
+        "--every",
+        "2",
+        "--games",
+        "6",
+        "--ladder-games",
+        "4",
+        "--sims",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--device",
+        "cpu",
     ]));
     // Checkpoints 0..=3, every second one and the last: 0, 2, 3.
     for g in ["generation 0: Elo +0", "generation 2:", "generation 3:"] {

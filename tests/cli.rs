@@ -125,7 +125,7 @@ fn demo_plays_a_whole_game_and_names_the_result() {
 
 fn json_of(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_str(stdout(&o).trim()).expect("one JSON object")
+    serde_json::from_str(stdout(o).trim()).expect("one JSON object")
 }
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
@@ -184,7 +184,19 @@ fn network_agents_load_a_model_and_search() {
         assert!((-1.0..=1.0).contains(&value));
         assert_eq!(v["simulations"], if spec.starts_with("az") { 24 } else { 16 }, "{spec}");
     }
-    let v = json_of(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={m},sims=8,device=cpu"), "--b", "random", "--games", "2", "--json", "--quiet"]));
+    let v = json_of(&run(&[
+        "match",
+        "--variant",
+        "brandubh",
+        "--a",
+        &format!("gumbel:model={m},sims=8,device=cpu"),
+        "--b",
+        "random",
+        "--games",
+        "2",
+        "--json",
+        "--quiet",
+    ]));
     assert_eq!(v["games"], 2);
     // Provenance: each agent's canonical spec and the sha256 of the file its model loaded.
     use sha2::{Digest, Sha256};
@@ -195,7 +207,19 @@ fn network_agents_load_a_model_and_search() {
     // A directory resolves as the loader resolves it: to its model.safetensors.
     std::fs::copy(&model, dir.join("model.safetensors")).unwrap();
     let d = dir.to_str().unwrap();
-    let v = json_of(&run(&["match", "--variant", "brandubh", "--a", "mcts:sims=2", "--b", &format!("az:model={d},sims=2,device=cpu"), "--games", "2", "--json", "--quiet"]));
+    let v = json_of(&run(&[
+        "match",
+        "--variant",
+        "brandubh",
+        "--a",
+        "mcts:sims=2",
+        "--b",
+        &format!("az:model={d},sims=2,device=cpu"),
+        "--games",
+        "2",
+        "--json",
+        "--quiet",
+    ]));
     assert_eq!(v["provenance"]["a"]["models"], serde_json::json!([]));
     assert_eq!(v["provenance"]["b"]["models"], serde_json::json!([{"path": dir.join("model.safetensors").to_str().unwrap(), "sha256": sha}]), "{v}");
 }

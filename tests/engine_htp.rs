@@ -25,8 +25,7 @@ impl Host {
     fn start(extra: &[&str]) -> Host {
         let mut args = vec!["engine", "--protocol", "htp"];
         args.extend_from_slice(extra);
-        let mut child =
-            bin().args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("engine starts");
+        let mut child = bin().args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("engine starts");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Host { child, stdin, stdout }

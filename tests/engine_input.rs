@@ -141,7 +141,8 @@ fn agents_choose_nothing_in_finished_or_stuck_positions() {
 
 /// OpenTafl's own Brandub, as it sends it.
 const OT_BRANDUB: &str = "rules dim:7 name:Brandub surf:n atkf:y ks:w cenh: cenhe: start:/3t3/3t3/3T3/ttTKTtt/3T3/3t3/3t3/";
-const OT_COPENHAGEN: &str = "rules dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
+const OT_COPENHAGEN: &str =
+    "rules dim:11 name:Copenhagen atkf:y tfr:w sw:s efe:y start:/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/";
 
 /// The position string after `moves` from the start of `rules`.
 fn after(rules: &str, moves: &[&str]) -> String {

@@ -71,8 +71,7 @@ fn full_copenhagen_games_against_hnefatafl_copenhagen_on_both_sides() {
     let Some(engine) = require(Need::HtpEngine) else { return };
     let htp: AgentSpec = format!("htp:cmd=\"{}\",time=600", engine.display()).parse().unwrap();
     let random: AgentSpec = "random".parse().unwrap();
-    let model: AgentSpec =
-        format!("az:model=\"{}\",sims=16", Path::new(env!("CARGO_MANIFEST_DIR")).join("models/copenhagen").display()).parse().unwrap();
+    let model: AgentSpec = format!("az:model=\"{}\",sims=16", Path::new(env!("CARGO_MANIFEST_DIR")).join("models/copenhagen").display()).parse().unwrap();
     for side in [Side::Attackers, Side::Defenders] {
         // The model on `side` against a random player: A attacks in the first game.
         let own = if side == Side::Attackers { play("copenhagen", &model, &random, 1) } else { play("copenhagen", &random, &model, 1) };
@@ -173,9 +172,15 @@ fn external_specs_are_checked_before_any_game() {
         .to_string();
     assert!(e.contains("7x7, 11x11 and 13x13"), "{e}");
     let missing: AgentSpec = "htp:cmd=/nonexistent/engine".parse().unwrap();
-    let e = arena::play_match(&Arc::new(Variant::preset("brandubh").expect("preset")), &missing, &"random".parse().unwrap(), &MatchConfig { games: 1, seed: 1, opening_plies: 0 }, &|_| {})
-        .unwrap_err()
-        .to_string();
+    let e = arena::play_match(
+        &Arc::new(Variant::preset("brandubh").expect("preset")),
+        &missing,
+        &"random".parse().unwrap(),
+        &MatchConfig { games: 1, seed: 1, opening_plies: 0 },
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("no such program"), "{e}");
 }
 
@@ -323,7 +328,9 @@ fn htp_set_up_refusals_resignations_and_game_over_replies_are_scored_by_their_ex
     let games = play("brandubh", &fake("refuse-size"), &ours, 2);
     for g in &games {
         match &g.fault {
-            Some(Fault::Disagreement { ours, theirs, .. }) => assert!(ours.contains("board_size 7") && theirs.contains("not a size I play"), "{ours} / {theirs}"),
+            Some(Fault::Disagreement { ours, theirs, .. }) => {
+                assert!(ours.contains("board_size 7") && theirs.contains("not a size I play"), "{ours} / {theirs}")
+            }
             other => panic!("refuse-size: game {} ended {other:?}", g.index),
         }
     }

@@ -48,15 +48,8 @@ const KILLS: usize = 20;
 /// The fault points, with the largest `n` drawn for each: reached within two generations of
 /// the smoke config (4 games, 3 SGD steps, 2 checkpoint files, 5 other files and 4
 /// evaluation games a generation).
-const POINTS: [(&str, u64); 7] = [
-    ("selfplay-game", 6),
-    ("sgd-step", 5),
-    ("checkpoint-mid", 4),
-    ("checkpoint-rename", 4),
-    ("file-mid", 8),
-    ("file-rename", 8),
-    ("eval-game", 6),
-];
+const POINTS: [(&str, u64); 7] =
+    [("selfplay-game", 6), ("sgd-step", 5), ("checkpoint-mid", 4), ("checkpoint-rename", 4), ("file-mid", 8), ("file-rename", 8), ("eval-game", 6)];
 /// Longest a process armed with a fault point may take to reach it.
 const POINT_TIMEOUT: Duration = Duration::from_secs(120);
 

@@ -50,9 +50,7 @@ fn replay_games_gives_one_verdict_per_game_line() {
     std::fs::create_dir_all(&d).unwrap();
     let file = d.join("games.txt");
     let king_captured = std::fs::read_to_string("tests/fixtures/games/brandubh-king-captured.txt").unwrap().replace('\n', " ");
-    let text = format!(
-        "# a comment, then a blank line\n\n{king_captured}\nd2-b2 c4-c2\nd2-d4\n1. d2-b2 d3-b3 2. g4-g2\n"
-    );
+    let text = format!("# a comment, then a blank line\n\n{king_captured}\nd2-b2 c4-c2\nd2-d4\n1. d2-b2 d3-b3 2. g4-g2\n");
     std::fs::write(&file, text).unwrap();
     let o = run(&["replay", "--variant", "brandubh", "--games", file.to_str().unwrap()]);
     let out = ok(&o);

@@ -70,11 +70,8 @@ impl Tally {
                 Some(false)
             }
             Err(p) => {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "(no message)".into());
+                let msg =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "(no message)".into());
                 self.panics.push((shown(), msg.chars().take(300).collect()));
                 None
             }
@@ -92,8 +89,7 @@ impl Tally {
             self.started.elapsed().as_secs_f64()
         );
         if !self.panics.is_empty() {
-            let shown: Vec<String> =
-                self.panics.iter().take(5).map(|(input, msg)| format!("  input {input}\n  panic: {msg}")).collect();
+            let shown: Vec<String> = self.panics.iter().take(5).map(|(input, msg)| format!("  input {input}\n  panic: {msg}")).collect();
             panic!("{}: {} of {} inputs panicked:\n{}", self.name, self.panics.len(), self.inputs, shown.join("\n"));
         }
         assert!(self.values > 0 && self.errors > 0, "{}: the inputs should reach both outcomes", self.name);
@@ -102,11 +98,62 @@ impl Tally {
 
 /// Numbers and text that break careless parsers.
 const EXTREMES: &[&str] = &[
-    "nan", "NaN", "-nan", "inf", "-inf", "infinity", "-1", "-0", "0", "00", "1e300", "-1e300", "1e-300", "1e309",
-    "18446744073709551616", "18446744073709551615", "9223372036854775808", "-9223372036854775809", "4294967296",
-    "4294967295", "2147483648", "65536", "256", "255", "20", "19", "99999999999999999999999999999", "0x10", "1_0",
-    "+5", "5.", ".5", "", " ", "\t", "\n", "\u{0}", "\u{feff}", "é", "\u{1d538}", "\"", "'", "\\", "[", "]", "{", "}",
-    "=", ":", ",", "/", "-", "x", "#", "true", "null",
+    "nan",
+    "NaN",
+    "-nan",
+    "inf",
+    "-inf",
+    "infinity",
+    "-1",
+    "-0",
+    "0",
+    "00",
+    "1e300",
+    "-1e300",
+    "1e-300",
+    "1e309",
+    "18446744073709551616",
+    "18446744073709551615",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "4294967296",
+    "4294967295",
+    "2147483648",
+    "65536",
+    "256",
+    "255",
+    "20",
+    "19",
+    "99999999999999999999999999999",
+    "0x10",
+    "1_0",
+    "+5",
+    "5.",
+    ".5",
+    "",
+    " ",
+    "\t",
+    "\n",
+    "\u{0}",
+    "\u{feff}",
+    "é",
+    "\u{1d538}",
+    "\"",
+    "'",
+    "\\",
+    "[",
+    "]",
+    "{",
+    "}",
+    "=",
+    ":",
+    ",",
+    "/",
+    "-",
+    "x",
+    "#",
+    "true",
+    "null",
 ];
 
 /// Structured mutation of valid examples.
@@ -261,7 +308,7 @@ fn random_game(v: &Arc<Variant>, rng: &mut SmallRng, max_plies: usize) -> (Vec<P
             r.push_str(&caps.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("/"));
         }
         if rng.gen_bool(0.1) {
-            r.push_str(*[ "+", "++", "-", "--"].iter().nth(rng.gen_range(0..4)).unwrap());
+            r.push_str(["+", "++", "-", "--"].get(rng.gen_range(0..4)).unwrap());
         }
         records.push(r);
         positions.push(p.clone());
@@ -412,18 +459,18 @@ fn replay(v: &Arc<Variant>, text: &str) -> Result<Position, String> {
 
 #[test]
 fn fuzz_game_records() {
-    let variants: Vec<Arc<Variant>> = ["brandubh", "tablut", "copenhagen", "alea-evangelii"].iter().map(|n| Arc::new(Variant::preset(n).expect("preset"))).collect();
+    let variants: Vec<Arc<Variant>> =
+        ["brandubh", "tablut", "copenhagen", "alea-evangelii"].iter().map(|n| Arc::new(Variant::preset(n).expect("preset"))).collect();
     let mut r = rng(3);
     let mut seeds = Vec::new();
     for (i, v) in variants.iter().enumerate() {
         for _ in 0..3 {
             let (_, moves) = random_game(v, &mut r, 40);
-            let text = moves
-                .chunks(2)
-                .enumerate()
-                .map(|(n, pair)| format!("{}. {}", n + 1, pair.join(" ")))
-                .collect::<Vec<_>>()
-                .join(if i % 2 == 0 { "\n" } else { " " });
+            let text = moves.chunks(2).enumerate().map(|(n, pair)| format!("{}. {}", n + 1, pair.join(" "))).collect::<Vec<_>>().join(if i % 2 == 0 {
+                "\n"
+            } else {
+                " "
+            });
             seeds.push((i, text));
         }
     }
@@ -439,9 +486,39 @@ fn fuzz_game_records() {
 }
 
 const RULES_DICT: &[&str] = &[
-    "dim:", "dim:7", "dim:19", "dim:0", "start:", "start:/", "esc:c", "esc:e", "cen:", "cor:", "cor:a1", "afor:a1,a2", "tfr:dl",
-    "nm:d", "kspd:", "spd:1", "cap:", "cap:0", "ka:y", "ks:n", "ke:y", "sw:s", "swf:n", "ber:y", "kj:y", "cenp:", "cens:tTK",
-    "corh:", "aforh:tcnk", "name:", ":", "::", " ",
+    "dim:",
+    "dim:7",
+    "dim:19",
+    "dim:0",
+    "start:",
+    "start:/",
+    "esc:c",
+    "esc:e",
+    "cen:",
+    "cor:",
+    "cor:a1",
+    "afor:a1,a2",
+    "tfr:dl",
+    "nm:d",
+    "kspd:",
+    "spd:1",
+    "cap:",
+    "cap:0",
+    "ka:y",
+    "ks:n",
+    "ke:y",
+    "sw:s",
+    "swf:n",
+    "ber:y",
+    "kj:y",
+    "cenp:",
+    "cens:tTK",
+    "corh:",
+    "aforh:tcnk",
+    "name:",
+    ":",
+    "::",
+    " ",
 ];
 
 #[test]
@@ -483,9 +560,29 @@ fn fuzz_opentafl_rules_strings() {
 }
 
 const TOML_DICT: &[&str] = &[
-    "[rules]", "[rules.throne]", "base = \"brandubh\"", "layout = \"\"\"\n.......\n\"\"\"", "escape = \"edge\"", "kind = \"block\"",
-    "squares = [\"a1\", \"t20\"]", "king = 255", "others = -1", "ply_cap = 4294967296", "= 1", "\"\"\"", "'''", "[[rules]]",
-    "k", "a", "d", ".", "\n", "true", "1.5", "[]", "{}",
+    "[rules]",
+    "[rules.throne]",
+    "base = \"brandubh\"",
+    "layout = \"\"\"\n.......\n\"\"\"",
+    "escape = \"edge\"",
+    "kind = \"block\"",
+    "squares = [\"a1\", \"t20\"]",
+    "king = 255",
+    "others = -1",
+    "ply_cap = 4294967296",
+    "= 1",
+    "\"\"\"",
+    "'''",
+    "[[rules]]",
+    "k",
+    "a",
+    "d",
+    ".",
+    "\n",
+    "true",
+    "1.5",
+    "[]",
+    "{}",
 ];
 
 #[test]
@@ -529,10 +626,33 @@ fn fuzz_variant_toml() {
 }
 
 const CONFIG_DICT: &[&str] = &[
-    "[net]", "[selfplay]", "[train]", "[eval]", "[budget]", "blocks = 0", "channels = 0", "root = \"puct\"", "gumbel_k = 1",
-    "[selfplay.search]", "root = { kind = \"puct\" }", "k = 1", "noise = { fraction = 2.0 }", "c_puct = -1", "leaves_per_tree = 0", "cpuct = -1", "sims = 0", "batch = 0",
-    "baselines = [\"random\", \"az:model=x\"]", "device = \"cuda:99\"", "minutes = -1.0", "learning_rate = nan",
-    "momentum = 1.0", "fast_probability = inf", "lr_decay_generations = [18446744073709551615]", "= nan", "\n",
+    "[net]",
+    "[selfplay]",
+    "[train]",
+    "[eval]",
+    "[budget]",
+    "blocks = 0",
+    "channels = 0",
+    "root = \"puct\"",
+    "gumbel_k = 1",
+    "[selfplay.search]",
+    "root = { kind = \"puct\" }",
+    "k = 1",
+    "noise = { fraction = 2.0 }",
+    "c_puct = -1",
+    "leaves_per_tree = 0",
+    "cpuct = -1",
+    "sims = 0",
+    "batch = 0",
+    "baselines = [\"random\", \"az:model=x\"]",
+    "device = \"cuda:99\"",
+    "minutes = -1.0",
+    "learning_rate = nan",
+    "momentum = 1.0",
+    "fast_probability = inf",
+    "lr_decay_generations = [18446744073709551615]",
+    "= nan",
+    "\n",
 ];
 
 #[test]
@@ -575,8 +695,30 @@ fn fuzz_run_config_toml() {
 }
 
 const SPEC_DICT: &[&str] = &[
-    "random", "mcts", "az", "gumbel", ":", ",", "=", "sims=", "model=", "k=", "cpuct=", "batch=", "device=", "\"", "\\\"",
-    "model=\"a,b\"", "device=cuda:7", "sims=0", "cpuct=nan", "cpuct=-1", "k=18446744073709551616", "precision=", "precision=bf16", "precision=fp32",
+    "random",
+    "mcts",
+    "az",
+    "gumbel",
+    ":",
+    ",",
+    "=",
+    "sims=",
+    "model=",
+    "k=",
+    "cpuct=",
+    "batch=",
+    "device=",
+    "\"",
+    "\\\"",
+    "model=\"a,b\"",
+    "device=cuda:7",
+    "sims=0",
+    "cpuct=nan",
+    "cpuct=-1",
+    "k=18446744073709551616",
+    "precision=",
+    "precision=bf16",
+    "precision=fp32",
 ];
 
 #[test]
@@ -666,8 +808,24 @@ fn engine_lines(rules: &[String]) -> Vec<String> {
 }
 
 const ENGINE_DICT: &[&str] = &[
-    "play", "analyze", "clock", "position", "opponent-move", "rules", "side", "finish", "attackers", "defenders", "nan", "-1",
-    "1e300", "d4", "a1-a7", "/", "dim:7", " ",
+    "play",
+    "analyze",
+    "clock",
+    "position",
+    "opponent-move",
+    "rules",
+    "side",
+    "finish",
+    "attackers",
+    "defenders",
+    "nan",
+    "-1",
+    "1e300",
+    "d4",
+    "a1-a7",
+    "/",
+    "dim:7",
+    " ",
 ];
 
 /// Keeps a mutated line from making a searching engine think for long: `analyze` asks for
@@ -716,9 +874,7 @@ fn fuzz_engine_protocol_lines() {
         (&az, fast, 600, "engine lines (az, tiny net)"),
     ];
     for (salt, (agent, time, count, name)) in configs.into_iter().enumerate() {
-        let make = || {
-            Engine::new(EngineConfig { agent: agent.parse().unwrap(), variant: brandubh.clone(), time: time.clone(), seed: 3 }).unwrap()
-        };
+        let make = || Engine::new(EngineConfig { agent: agent.parse().unwrap(), variant: brandubh.clone(), time: time.clone(), seed: 3 }).unwrap();
         let mut engine = make();
         let mut m = Mutator::new(8 + salt as u64);
         let mut t = Tally::new(name);

@@ -38,7 +38,8 @@ fn a_shipped_model_directory_works_wherever_a_model_is_named() {
     let text = ok(&run(&["analyze", "--variant", "brandubh", "--agent", &format!("az:model={SHIPPED},sims=8"), "--device", "cpu", "--json"]));
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert!(v["best_move"].is_string(), "{v}");
-    let text = ok(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={SHIPPED},sims=4"), "--b", "random", "--games", "2", "--json", "--quiet"]));
+    let text =
+        ok(&run(&["match", "--variant", "brandubh", "--a", &format!("gumbel:model={SHIPPED},sims=4"), "--b", "random", "--games", "2", "--json", "--quiet"]));
     let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert_eq!(v["games"], 2);
     let out = scratch("export-dir");
@@ -160,7 +161,9 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!(sp.search, SearchConfig { sims: 8, root: RootPolicy::gumbel(RootPolicy::DEFAULT_K), ..SearchConfig::default() });
     // An older config (search settings in [selfplay] itself) reads as it always did: PUCT
     // roots get the default Dirichlet noise.
-    let old = text.replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\" }\n", "").replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
+    let old = text
+        .replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\" }\n", "")
+        .replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
     assert!(!old.contains("[selfplay.search]"), "{old}");
     let run = tafl_lab::train::config::RunConfig::from_toml(&old, "old.toml").unwrap();
     assert_eq!(run.selfplay.play.search.batch, SearchConfig::default().batch);

@@ -13,10 +13,10 @@
 
 mod common;
 
+use common::{require, Need};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use common::{require, Need};
 use tafl_lab::rules::notation::{parse_rules_string, rules_string};
 use tafl_lab::rules::variant::PRESETS;
 use tafl_lab::rules::Variant;

@@ -221,12 +221,8 @@ fn play_in_a_terminal_driven_by_a_script() {
     assert!(out.contains(" * ") || out.contains(" *\n") || out.contains("* "), "the square it left is marked: {out}");
     assert!(out.contains("bye"));
     // A game to the end: the human side plays random legal moves read from `moves`.
-    let mut child = bin()
-        .args(["play", "--variant", "brandubh", "--side", "defenders", "--sims", "20"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        bin().args(["play", "--variant", "brandubh", "--side", "defenders", "--sims", "20"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     // Reads up to the next prompt; None at the end of the output.

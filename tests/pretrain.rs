@@ -9,8 +9,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::sync::Arc;
-use tafl_lab::rules::records::{write_csv, write_numbered, write_opentafl, RecordResult};
 use tafl_lab::nn::Symmetry;
+use tafl_lab::rules::records::{write_csv, write_numbered, write_opentafl, RecordResult};
 use tafl_lab::rules::{notation, Move, Position, Side, Variant};
 
 /// The opening move every generated game plays (brandubh: an attacker from d2 to b2).
@@ -70,11 +70,7 @@ fn write_records(dir: &Path) -> usize {
     let tablut = Arc::new(Variant::preset("tablut").expect("preset"));
     let t_start = Position::start(tablut.clone());
     let t_move = t_start.legal_moves()[0];
-    std::fs::write(
-        dir.join("otg/tablut.otg"),
-        write_opentafl(&notation::rules_string(&tablut).unwrap(), &t_start, &[t_move], RecordResult::Draw),
-    )
-    .unwrap();
+    std::fs::write(dir.join("otg/tablut.otg"), write_opentafl(&notation::rules_string(&tablut).unwrap(), &t_start, &[t_move], RecordResult::Draw)).unwrap();
     35
 }
 
@@ -89,9 +85,32 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     let out = dir.join("model");
     let d = |p: &str| dir.join(p).to_str().unwrap().to_string();
     let o = run(&[
-        "pretrain", "--variant", "brandubh", "--games", &d("games.csv"), "--games", &d("games.txt"), "--games", &d("otg"),
-        "--out", out.to_str().unwrap(), "--blocks", "1", "--channels", "8", "--epochs", "15", "--batch-size", "16",
-        "--lr", "0.05", "--holdout", "0.1", "--quiet", "--device", "cpu",
+        "pretrain",
+        "--variant",
+        "brandubh",
+        "--games",
+        &d("games.csv"),
+        "--games",
+        &d("games.txt"),
+        "--games",
+        &d("otg"),
+        "--out",
+        out.to_str().unwrap(),
+        "--blocks",
+        "1",
+        "--channels",
+        "8",
+        "--epochs",
+        "15",
+        "--batch-size",
+        "16",
+        "--lr",
+        "0.05",
+        "--holdout",
+        "0.1",
+        "--quiet",
+        "--device",
+        "cpu",
     ]);
     let stdout = ok(&o);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -120,7 +139,8 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     // must hold far more of the prior at the start than a uniform prior gives them (8 of 40
     // moves, 0.2; this run reaches about 0.4).
     let spec = format!("az:model={},sims=1", out.display());
-    let a: serde_json::Value = serde_json::from_str(&ok(&run(&["analyze", "--variant", "brandubh", "--agent", &spec, "--json", "--device", "cpu", "--top", "100"]))).unwrap();
+    let a: serde_json::Value =
+        serde_json::from_str(&ok(&run(&["analyze", "--variant", "brandubh", "--agent", &spec, "--json", "--device", "cpu", "--top", "100"]))).unwrap();
     let g = Variant::preset("brandubh").expect("preset").geometry;
     let opening = Move::parse(OPENING, g).unwrap();
     let images: Vec<String> = Symmetry::ALL.iter().map(|s| s.mv(g, opening).to_string()).collect();
@@ -132,7 +152,18 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     // A run starts from it: generation 0 is the pretrained network, byte for byte.
     let run_dir = dir.join("run");
     let model_file = out.join("model.safetensors");
-    ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--init", model_file.to_str().unwrap(), "--generations", "1", "--quiet"]));
+    ok(&run(&[
+        "train",
+        "--config",
+        "configs/runs/smoke.toml",
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+        "--init",
+        model_file.to_str().unwrap(),
+        "--generations",
+        "1",
+        "--quiet",
+    ]));
     assert_eq!(std::fs::read(run_dir.join("models/000000.safetensors")).unwrap(), std::fs::read(&model_file).unwrap());
     assert_eq!(json(&run_dir.join("run.json"))["init"], model_file.to_str().unwrap());
     assert_eq!(std::fs::read_to_string(run_dir.join("models/latest")).unwrap().trim(), "000001.safetensors");
@@ -147,7 +178,10 @@ fn pretrain_learns_the_records_and_a_run_starts_from_it() {
     let cfg = dir.join("bigger.toml");
     std::fs::write(&cfg, std::fs::read_to_string("configs/runs/smoke.toml").unwrap().replace("blocks = 1", "blocks = 2")).unwrap();
     let other = dir.join("run2");
-    fails_with(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", other.to_str().unwrap(), "--init", model_file.to_str().unwrap()]), "set [net] to blocks = 1, channels = 8");
+    fails_with(
+        &run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", other.to_str().unwrap(), "--init", model_file.to_str().unwrap()]),
+        "set [net] to blocks = 1, channels = 8",
+    );
     assert!(!other.join("state.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -169,7 +203,10 @@ fn pretrain_refuses_what_it_cannot_use() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.csv:1: the record has no result"), "{err}");
     assert!(err.contains("bad.csv:2: ply 1:"), "{err}");
-    fails_with(&run(&["pretrain", "--variant", "brandubh", "--games", dir.join("missing.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]), "missing.csv");
+    fails_with(
+        &run(&["pretrain", "--variant", "brandubh", "--games", dir.join("missing.csv").to_str().unwrap(), "--out", out.to_str().unwrap()]),
+        "missing.csv",
+    );
     fails_with(&run(&["pretrain", "--variant", "brandubh", "--games", csv.to_str().unwrap(), "--out", out.to_str().unwrap(), "--holdout", "0.7"]), "--holdout");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();

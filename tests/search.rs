@@ -7,8 +7,7 @@ use common::{board, mv, variant};
 use tafl_lab::rules::{Move, Position, Side};
 use tafl_lab::search::lockstep::run_all;
 use tafl_lab::search::{
-    EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig,
-    SearchResult, Ticket, UniformEvaluator,
+    EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult, Ticket, UniformEvaluator,
 };
 
 fn cfg(sims: u32) -> SearchConfig {
@@ -131,11 +130,7 @@ impl Evaluator for Scripted {
         batch
             .iter()
             .map(|r| {
-                let raw: Vec<f32> = r
-                    .moves
-                    .iter()
-                    .map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(0.02, |&(_, p)| p))
-                    .collect();
+                let raw: Vec<f32> = r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(0.02, |&(_, p)| p)).collect();
                 let total: f32 = raw.iter().sum();
                 Evaluation { priors: raw.iter().map(|x| x / total).collect(), wdl: [0.0, 1.0, 0.0] }
             })
@@ -232,8 +227,7 @@ fn virtual_loss_spreads_a_batch_over_different_leaves() {
 #[test]
 fn lockstep_runs_many_games_in_shared_batches() {
     let p = Position::start(variant("brandubh"));
-    let mut searches: Vec<Search> =
-        (0..6).map(|i| Search::new(p.clone(), SearchConfig { batch: 4, ..cfg(40) }, i)).collect();
+    let mut searches: Vec<Search> = (0..6).map(|i| Search::new(p.clone(), SearchConfig { batch: 4, ..cfg(40) }, i)).collect();
     let mut refs: Vec<&mut Search> = searches.iter_mut().collect();
     let mut ev = UniformEvaluator::new();
     let stats = run_all(&mut refs, &mut ev, 24);
@@ -394,12 +388,17 @@ impl Evaluator for Footprints {
         batch
             .iter()
             .map(|r| {
-                let raw: Vec<f32> =
-                    r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
+                let raw: Vec<f32> = r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
                 let total: f32 = raw.iter().sum();
                 let p = r.position;
                 let stands = |m: Move| p.piece_at(m.from).is_none() && p.piece_at(m.to) == self.root.piece_at(m.from);
-                let mut v = if stands(self.good) { 0.9 } else if stands(self.bad) { -0.9 } else { 0.0 };
+                let mut v = if stands(self.good) {
+                    0.9
+                } else if stands(self.bad) {
+                    -0.9
+                } else {
+                    0.0
+                };
                 if p.to_move() != self.root.to_move() {
                     v = -v;
                 }
@@ -452,8 +451,7 @@ fn hand_policy(p: &Position, r: &SearchResult, priors: &[f32], v_hat: f32) -> Ve
     let lo = completed.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = completed.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let max_n = stats.iter().map(|s| s.visits).max().unwrap() as f32;
-    let logits: Vec<f32> =
-        completed.iter().zip(priors).map(|(q, p)| p.ln() + (c_visit + max_n) * c_scale * (q - lo) / (hi - lo)).collect();
+    let logits: Vec<f32> = completed.iter().zip(priors).map(|(q, p)| p.ln() + (c_visit + max_n) * c_scale * (q - lo) / (hi - lo)).collect();
     let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let e: Vec<f32> = logits.iter().map(|l| (l - m).exp()).collect();
     let z: f32 = e.iter().sum();
@@ -518,6 +516,9 @@ fn gumbel_spends_the_whole_budget() {
     }
 }
 
+/// A batch of positions with their histories.
+type Batch = Vec<(Position, Vec<Move>)>;
+
 /// A made-up network whose priors and value depend on the position only (its hash and ply),
 /// counting the positions it is asked for. `deferred`: batches are taken by `start` (copied)
 /// and evaluated only at `finish`, like a network on a thread of its own; `keyed`: it allows
@@ -526,7 +527,7 @@ struct Made {
     keyed: bool,
     deferred: bool,
     positions: usize,
-    queue: std::collections::VecDeque<(u64, Vec<(Position, Vec<Move>)>)>,
+    queue: std::collections::VecDeque<(u64, Batch)>,
     next: u64,
 }
 
@@ -582,10 +583,17 @@ fn selfplay_games(ev: &mut dyn Evaluator, games: u64) -> (Vec<(u64, Vec<Move>)>,
     cfg.search.batch = 4;
     let mut out = Vec::new();
     let mut next = 0;
-    let p = selfplay::play_games(&v, &cfg, ev, &mut |_| {
-        next += 1;
-        (next <= games).then(|| (next - 1, game_seed(3, 0, next - 1)))
-    }, &mut |k, g| out.push((k, g.plies.iter().map(|p| p.mv).collect())), &mut |_| true);
+    let p = selfplay::play_games(
+        &v,
+        &cfg,
+        ev,
+        &mut |_| {
+            next += 1;
+            (next <= games).then(|| (next - 1, game_seed(3, 0, next - 1)))
+        },
+        &mut |k, g| out.push((k, g.plies.iter().map(|p| p.mv).collect())),
+        &mut |_| true,
+    );
     out.sort();
     (out, p)
 }

@@ -16,11 +16,7 @@ fn fresh_dir(tag: &str) -> PathBuf {
 }
 
 fn metrics(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("metrics.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
+    std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
 }
 
 fn generations(dir: &Path) -> Vec<u64> {
@@ -106,11 +102,7 @@ fn wait_for(child: &mut Child, what: &str, mut done: impl FnMut() -> bool) {
 fn resume_after_a_kill_continues_the_generations_and_keeps_every_shard() {
     let dir = fresh_dir("resume");
     let d = dir.to_str().unwrap();
-    let mut child = bin()
-        .args(["train", "--config", SMOKE, "--run-dir", d, "--generations", "1000", "--quiet"])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = bin().args(["train", "--config", SMOKE, "--run-dir", d, "--generations", "1000", "--quiet"]).stderr(Stdio::null()).spawn().unwrap();
     wait_for(&mut child, "generation 3", || state_generation(&dir).is_some_and(|g| g >= 3));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -459,9 +451,16 @@ fn game_seeds_differ_by_slot_and_repeat_by_slot() {
     let play = |slots: &[u64]| {
         let mut next = slots.iter();
         let mut games = std::collections::BTreeMap::new();
-        selfplay::play_games(&v, &cfg, &mut UniformEvaluator::new(), &mut |_| next.next().map(|&k| (k, game_seed(7, 3, k))), &mut |k, g| {
-            games.insert(k, shard::StoredGame::new(&g, Some(k)));
-        }, &mut |_| true);
+        selfplay::play_games(
+            &v,
+            &cfg,
+            &mut UniformEvaluator::new(),
+            &mut |_| next.next().map(|&k| (k, game_seed(7, 3, k))),
+            &mut |k, g| {
+                games.insert(k, shard::StoredGame::new(&g, Some(k)));
+            },
+            &mut |_| true,
+        );
         games
     };
     let a = play(&[0, 1]);
@@ -490,11 +489,8 @@ fn a_generation_resumed_after_a_kill_plays_only_its_missing_slots() {
             .flat_map(|p| shard::read(p).unwrap().games)
             .collect()
     };
-    let mut child = bin()
-        .args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1000", "--quiet"])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        bin().args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1000", "--quiet"]).stderr(Stdio::null()).spawn().unwrap();
     // Kill as soon as the second generation's first shard is written.
     let first = run_dir.join("games/g000001-trainer-0000.shard");
     let t = std::time::Instant::now();

@@ -43,7 +43,10 @@ fn url(page: &Path, fragment: &str) -> String {
 fn load(page: &Path, fragment: &str) -> String {
     let tag = format!("{}-{}", page.file_stem().unwrap().to_string_lossy(), fragment.len());
     let (mut c, profile) = browser(&tag);
-    let out = c.args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)]).output().unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium().display()));
+    let out = c
+        .args(["--virtual-time-budget=3000", "--dump-dom", &url(page, fragment)])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {} ({e}): run scripts/browser.sh", chromium().display()));
     let _ = std::fs::remove_dir_all(profile);
     let html = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(html.contains("data-ready=\"1\""), "the page's script did not finish: {}", String::from_utf8_lossy(&out.stderr));
@@ -183,7 +186,10 @@ fn game_record_pages_show_the_rules_board_on_three_board_sizes() {
         assert_eq!(shown, show_pieces(name, &moves[..cap_ply]), "{name}: the page's board after {cap_ply} plies");
         for sq in &captured {
             assert!(!shown.iter().any(|(s, _)| *s == sq.to_string()), "{name}: captured {sq} still on the board");
-            assert!(tags(&dom, "g").iter().any(|t| attr(t, "class") == Some("captured") && attr(t, "data-sq") == Some(&sq.to_string())), "{name}: {sq} not marked captured");
+            assert!(
+                tags(&dom, "g").iter().any(|t| attr(t, "class") == Some("captured") && attr(t, "data-sq") == Some(&sq.to_string())),
+                "{name}: {sq} not marked captured"
+            );
         }
         let squares = tags(&dom, "rect").into_iter().filter(|t| attr(t, "class").is_some_and(|c| c.starts_with("sq "))).count();
         let n = v.geometry.size() as usize;
@@ -210,7 +216,10 @@ fn the_final_position_names_the_result_and_keys_step_through() {
     assert_eq!(text_of(&dom, "counter"), "ply 7 / 7");
     assert_eq!(text_of(&dom, "status"), "Attackers win: the king was captured (king_captured)");
     // The rules leave a captured king on its square (as `show` does); the page marks it.
-    let moves: Vec<Move> = "g4-g2 e4-e6 a4-a6 d4-e4 f4-f6 e4-e1 f6-f1".split(' ').map(|m| Move::parse(m, Variant::preset("brandubh").expect("preset").geometry).unwrap()).collect();
+    let moves: Vec<Move> = "g4-g2 e4-e6 a4-a6 d4-e4 f4-f6 e4-e1 f6-f1"
+        .split(' ')
+        .map(|m| Move::parse(m, Variant::preset("brandubh").expect("preset").geometry).unwrap())
+        .collect();
     assert_eq!(board_pieces(&dom), show_pieces("brandubh", &moves));
     assert!(tags(&dom, "g").iter().any(|t| attr(t, "class") == Some("captured") && attr(t, "data-piece") == Some("king") && attr(t, "data-sq") == Some("e1")));
     let dom = load(&page, "keys=End,ArrowLeft,ArrowLeft,ArrowRight");
@@ -258,10 +267,13 @@ fn resigned_and_timed_out_records_show_the_same_end_in_the_list_and_the_final_st
         let page = d.join(format!("{file}.html"));
         view(&[&format!("tests/fixtures/games/{file}"), "--out", page.to_str().unwrap()]);
         let dom = load(&page, "keys=End");
-        let items: Vec<String> = dom.match_indices("<li data-game=").map(|(i, _)| {
-            let start = i + dom[i..].find('>').unwrap() + 1;
-            dom[start..start + dom[start..].find('<').unwrap()].to_string()
-        }).collect();
+        let items: Vec<String> = dom
+            .match_indices("<li data-game=")
+            .map(|(i, _)| {
+                let start = i + dom[i..].find('>').unwrap() + 1;
+                dom[start..start + dom[start..].find('<').unwrap()].to_string()
+            })
+            .collect();
         assert_eq!(items, [format!("1. {listed}")], "{file}");
         assert_eq!(text_of(&dom, "status"), status, "{file}");
     }
@@ -311,7 +323,12 @@ fn write_shard(v: &Arc<Variant>, path: &Path, games: u64) -> Vec<Vec<StoredPly>>
         for (i, &mv) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
             let policy = legal.iter().enumerate().map(|(k, &m)| (shard::pack(m), if m == mv { 5.0 } else { 1.0 / (k + 2) as f32 })).collect();
-            plies.push(StoredPly { mv: shard::pack(mv), full: i % 3 != 2, value: 0.25 - (i as f32) / 1000.0, policy: if i % 3 == 2 { vec![] } else { policy } });
+            plies.push(StoredPly {
+                mv: shard::pack(mv),
+                full: i % 3 != 2,
+                value: 0.25 - (i as f32) / 1000.0,
+                policy: if i % 3 == 2 { vec![] } else { policy },
+            });
             pos.play(mv).unwrap();
         }
         stored.push(StoredGame { plies, outcome: pos.outcome().unwrap_or(tafl_lab::rules::Outcome::draw(tafl_lab::rules::Reason::PlyCap)), slot: Some(seed) });

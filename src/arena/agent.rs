@@ -8,6 +8,7 @@
 //! path) is written in double quotes, with `\"` and `\\` inside: `az:model="runs/a,b/latest"`.
 //! Code that makes specs builds them as values ([`AgentSpec::new`]), never by formatting text.
 
+use super::external::{External, ExternalSpec, Fault, Protocol};
 use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
 use crate::rules::{Move, Position, Variant};
 use crate::search::{Budget, Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
@@ -18,7 +19,6 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use super::external::{External, ExternalSpec, Fault, Protocol};
 
 /// Errors making an agent.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +173,14 @@ impl FromStr for AgentSpec {
             for opt in &opts {
                 let (key, value) = opt.split_once('=').ok_or_else(|| err(format!("option {opt:?} is not key=value")))?;
                 let (key, value) = (key.trim(), value.trim());
-                let seconds = || value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).map(Duration::from_secs_f64).ok_or_else(|| err(format!("{key}={value:?}: expected a positive number of seconds")));
+                let seconds = || {
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6)
+                        .map(Duration::from_secs_f64)
+                        .ok_or_else(|| err(format!("{key}={value:?}: expected a positive number of seconds")))
+                };
                 match key {
                     "cmd" => ext.cmd = PathBuf::from(unquote(value).map_err(|m| err(format!("cmd: {m}")))?),
                     "args" => ext.args = unquote(value).map_err(|m| err(format!("args: {m}")))?.split_whitespace().map(str::to_string).collect(),
@@ -187,7 +194,12 @@ impl FromStr for AgentSpec {
                         }
                     }
                     "tcp" => return Err(err("tcp applies to htp engines only (hnefatafl-text-protocol --host)".into())),
-                    _ => return Err(err(format!("unknown option {key:?} (an external engine takes cmd, args, time, game_time{})", if ext.protocol == Protocol::Htp { ", tcp" } else { "" }))),
+                    _ => {
+                        return Err(err(format!(
+                            "unknown option {key:?} (an external engine takes cmd, args, time, game_time{})",
+                            if ext.protocol == Protocol::Htp { ", tcp" } else { "" }
+                        )))
+                    }
                 }
             }
             if ext.cmd.as_os_str().is_empty() {
@@ -238,7 +250,16 @@ impl AgentSpec {
             }),
             _ => None,
         };
-        AgentSpec { kind, model, device: None, command_device: None, precision: None, command_precision: None, search: SearchConfig { sims, ..kind_search(kind) }, external }
+        AgentSpec {
+            kind,
+            model,
+            device: None,
+            command_device: None,
+            precision: None,
+            command_precision: None,
+            search: SearchConfig { sims, ..kind_search(kind) },
+            external,
+        }
     }
 
     /// The spec's canonical text: the kind, the model (quoted when it needs to be), the
@@ -343,6 +364,8 @@ impl AgentSpec {
     }
 }
 
+// One per agent, built once: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Engine {
     External(Box<External>),
     Random(SmallRng),

@@ -170,14 +170,7 @@ pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move
 /// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds
 /// derived from `seed`, so the game depends on nothing else (external engines aside). The
 /// result is the outcome by the rules, or the fault of an external engine that ended it.
-pub fn play_game(
-    variant: &Arc<Variant>,
-    a: &mut Agent,
-    b: &mut Agent,
-    a_side: Side,
-    opening: &[Move],
-    seed: u64,
-) -> (Result<Outcome, Fault>, Vec<Move>) {
+pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: Side, opening: &[Move], seed: u64) -> (Result<Outcome, Fault>, Vec<Move>) {
     a.reset(seed);
     b.reset(seed ^ 0xb);
     let mut pos = Position::start(variant.clone());

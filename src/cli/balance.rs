@@ -7,8 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tafl_lab::arena::AgentSpec;
-use tafl_lab::rules::Variant;
 use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow};
+use tafl_lab::rules::Variant;
 
 /// Measure variant balance: an agent plays itself on each variant; attacker, defender
 /// and draw rates with 95% Wilson intervals, game lengths and end reasons, beside human
@@ -197,7 +197,9 @@ fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) 
     let variant = Arc::new(tafl_lab::export::model_variant(&meta, &chosen[0].1)?);
     let sims = match &a.sims {
         None => 64,
-        Some(s) => s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: with --ladder, one positive number of simulations (not {s:?})"))?,
+        Some(s) => {
+            s.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: with --ladder, one positive number of simulations (not {s:?})"))?
+        }
     };
     let agent = a.device.apply(AgentSpec::new(AgentKind::Az, None, sims));
     let job = LadderJob {

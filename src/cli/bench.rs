@@ -8,10 +8,10 @@ use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tafl_lab::play::random_playout;
-use tafl_lab::rules::perft::perft;
 use tafl_lab::nn::encoding::{Encoder, PLANES};
 use tafl_lab::nn::{NetConfig, NetEvaluator, Precision, TaflNet};
+use tafl_lab::play::random_playout;
+use tafl_lab::rules::perft::perft;
 use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::SearchConfig;
 use tafl_lab::selfplay::{self, SelfPlayConfig};
@@ -274,12 +274,8 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     // tenants, clock changes) falls on both figures alike: measured one after the other, the
     // ratio moved by +-8 points between runs of one build on the 2-core build machine.
     let slice = Duration::from_secs_f64((seconds / 10.0).clamp(0.01, 0.5));
-    let cfg = SelfPlayConfig {
-        games_in_flight: (batch / 4).max(1),
-        batch,
-        search: SearchConfig { sims, ..SearchConfig::gumbel() },
-        ..SelfPlayConfig::default()
-    };
+    let cfg =
+        SelfPlayConfig { games_in_flight: (batch / 4).max(1), batch, search: SearchConfig { sims, ..SearchConfig::gumbel() }, ..SelfPlayConfig::default() };
     let pairs: Vec<(TaflNet, TaflNet)> = lane_nets(size, net_cfg, device, lanes, 1).into_iter().zip(lane_nets(size, net_cfg, device, lanes, 1)).collect();
     let runs = on_lanes(pairs, |lane, (net, raw_net)| {
         let mut raw = RawForward::new(raw_net, &input, batch, kind);

@@ -3,8 +3,8 @@
 //! and output.
 
 use anyhow::{bail, Result};
-use std::time::Duration;
 use std::sync::Arc;
+use std::time::Duration;
 use tafl_lab::engine::htp::{HtpConfig, HtpEngine};
 use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
 use tafl_lab::rules::Variant;

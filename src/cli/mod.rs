@@ -33,8 +33,8 @@ use tafl_lab::arena::{AgentKind, AgentSpec};
 use tafl_lab::export::model_variant;
 use tafl_lab::nn::{checkpoint, Precision};
 use tafl_lab::rules::Variant;
-use tafl_rules_cli as rules;
 use tafl_lab::search::SearchConfig;
+use tafl_rules_cli as rules;
 
 /// `--device` and `--precision`, shared by every command that runs a network.
 #[derive(clap::Args, Clone)]
@@ -117,12 +117,7 @@ pub fn progress_bar(len: u64, prefix: impl Into<String>, quiet: bool) -> indicat
     bar
 }
 
-const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (libtorch ",
-    env!("TAFL_TORCH_VERSION"),
-    ", tch 0.26)"
-);
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (libtorch ", env!("TAFL_TORCH_VERSION"), ", tch 0.26)");
 
 #[derive(Parser)]
 #[command(

@@ -77,8 +77,10 @@ pub enum Reply {
     Quit,
 }
 
-/// One step of the game, for `play_undo`.
+/// One step of the game, for `play_undo` (a position per step: boxing it would only add an
+/// allocation to each).
 #[derive(Clone)]
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// A move, with the position before it.
     Move(Position),
@@ -130,17 +132,7 @@ impl HtpEngine {
         let agent = Agent::new(&cfg.agent, &cfg.variant, cfg.seed)?;
         let variant = cfg.variant.clone();
         let position = start(&variant, first_side(&variant));
-        Ok(HtpEngine {
-            variant,
-            agent,
-            position,
-            steps: Vec::new(),
-            resigned: None,
-            last: None,
-            fischer: None,
-            turn_started: Instant::now(),
-            cfg,
-        })
+        Ok(HtpEngine { variant, agent, position, steps: Vec::new(), resigned: None, last: None, fischer: None, turn_started: Instant::now(), cfg })
     }
 
     /// The current position (the game as the engine sees it).
@@ -228,9 +220,7 @@ impl HtpEngine {
     fn board_size(&mut self, size: u8) -> Result<String, String> {
         let name = preset_of_size(size).ok_or_else(|| format!("board_size {size}: no preset of this size"))?;
         let variant = if self.variant.name == name { self.variant.clone() } else { Arc::new(Variant::preset(name).map_err(|e| e.to_string())?) };
-        if self.cfg.agent.uses_model()
-            && (variant.geometry != self.cfg.variant.geometry
-                || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
+        if self.cfg.agent.uses_model() && (variant.geometry != self.cfg.variant.geometry || variant.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
         {
             let ours = self.cfg.variant.geometry.size();
             return Err(format!("board_size {size}: the model plays {} ({ours}x{ours}), not {name}", self.cfg.variant.name));
@@ -324,9 +314,7 @@ impl HtpEngine {
         }
         match self.position.piece_at(mv.from) {
             None => return Err(format!("play: no piece on {}", self.square_name(mv.from))),
-            Some(p) if p.side() != side => {
-                return Err(format!("play: the piece on {} is not the {side}'", self.square_name(mv.from)))
-            }
+            Some(p) if p.side() != side => return Err(format!("play: the piece on {} is not the {side}'", self.square_name(mv.from))),
             Some(_) => {}
         }
         if !self.position.is_legal(mv) {
@@ -442,8 +430,7 @@ impl HtpEngine {
         if side != self.position.to_move() {
             return Err(format!("play_to: it isn't the {side}' turn"));
         }
-        let to: Vec<String> =
-            self.position.legal_moves().iter().filter(|m| m.from == from).map(|m| self.square_name(m.to)).collect();
+        let to: Vec<String> = self.position.legal_moves().iter().filter(|m| m.from == from).map(|m| self.square_name(m.to)).collect();
         if to.is_empty() {
             return Err(format!("play_to: no move from {}", self.square_name(from)));
         }
@@ -471,8 +458,7 @@ mod tests {
 
     fn engine(variant: &str) -> HtpEngine {
         let variant = Arc::new(Variant::preset(variant).expect("preset"));
-        HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 })
-            .unwrap()
+        HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 }).unwrap()
     }
 
     fn ok(e: &mut HtpEngine, line: &str) -> String {
@@ -498,10 +484,7 @@ mod tests {
         assert_eq!(ok(&mut e, "show_board_open_tafl"), "/3A3/3A3/3D3/AADKDAA/3D3/3A3/3A3/");
         assert_eq!(ok(&mut e, "play_from"), "defender c4 d3 d5 e4");
         ok(&mut e, "board_size 13");
-        assert_eq!(
-            ok(&mut e, "show_board_open_tafl"),
-            "/3AAAAAAA3/6A6/13/A5D5A/A5D5A/A4DDD4A/AA1DDDKDDD1AA/A4DDD4A/A5D5A/A5D5A/13/6A6/3AAAAAAA3/"
-        );
+        assert_eq!(ok(&mut e, "show_board_open_tafl"), "/3AAAAAAA3/6A6/13/A5D5A/A5D5A/A4DDD4A/AA1DDDKDDD1AA/A4DDD4A/A5D5A/A5D5A/13/6A6/3AAAAAAA3/");
     }
 
     #[test]
@@ -545,8 +528,30 @@ mod tests {
     fn no_line_makes_it_panic() {
         // Every command with every pair of awkward arguments, on each board, with the game
         // in progress and over.
-        let args = ["", "a", "D", "resigns", "a1", "M13", "s19", "t1", "a0", "a-1", "a99", "Ä1", "7", "13", "0", "-1",
-            "99999999999999999999", "fischer", "un-timed", "nan", "#", "\u{0}"];
+        let args = [
+            "",
+            "a",
+            "D",
+            "resigns",
+            "a1",
+            "M13",
+            "s19",
+            "t1",
+            "a0",
+            "a-1",
+            "a99",
+            "Ä1",
+            "7",
+            "13",
+            "0",
+            "-1",
+            "99999999999999999999",
+            "fischer",
+            "un-timed",
+            "nan",
+            "#",
+            "\u{0}",
+        ];
         let mut e = engine("brandubh");
         for size in ["7", "11", "13"] {
             for cmd in COMMANDS.iter().filter(|&&c| c != "quit").chain(&["", "frobnicate", "\u{feff}"]) {

@@ -96,16 +96,7 @@ impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine, AgentError> {
         let agent = Agent::new(&cfg.agent, &cfg.variant, cfg.seed)?;
         let variant = cfg.variant.clone();
-        Ok(Engine {
-            position: Position::start(variant.clone()),
-            variant,
-            agent,
-            refused: None,
-            side: None,
-            clock: None,
-            before_our_move: None,
-            cfg,
-        })
+        Ok(Engine { position: Position::start(variant.clone()), variant, agent, refused: None, side: None, clock: None, before_our_move: None, cfg })
     }
 
     /// Runs the protocol until `goodbye` or the end of input. A line that is not UTF-8 is
@@ -177,9 +168,7 @@ impl Engine {
             Err(e) => return Self::error(E_NONCRITICAL, e),
         };
         match cmd {
-            Command::Hello | Command::Start | Command::Goodbye | Command::SimpleMoves(_) | Command::Status(_) | Command::Dump(_) => {
-                Vec::new()
-            }
+            Command::Hello | Command::Start | Command::Goodbye | Command::SimpleMoves(_) | Command::Status(_) | Command::Dump(_) => Vec::new(),
             Command::Rules(text) => self.rules(&text),
             Command::Position(record) => self.set_position(&record),
             Command::Side(side) => self.set_side(side),
@@ -228,9 +217,7 @@ impl Engine {
 
     fn load_rules(&mut self, text: &str) -> Result<(), String> {
         let v = parse_rules_string(text).map_err(|e| e.to_string())?;
-        if self.cfg.agent.uses_model()
-            && (v.geometry != self.cfg.variant.geometry || v.rules_fingerprint() != self.cfg.variant.rules_fingerprint())
-        {
+        if self.cfg.agent.uses_model() && (v.geometry != self.cfg.variant.geometry || v.rules_fingerprint() != self.cfg.variant.rules_fingerprint()) {
             let size = self.cfg.variant.geometry.size();
             return Err(format!("the model plays {} ({size}x{size}) and these rules differ", self.cfg.variant.name));
         }
@@ -390,10 +377,7 @@ impl Engine {
         // not make the last move.
         let mover = host.iter().find(|(s, _)| *s == last.to).map(|(_, p)| p.side());
         let to_move = mover.map_or(self.position.to_move(), Side::opponent);
-        match Position::from_setup(
-            self.variant.clone(),
-            &crate::rules::Setup { size: g.size(), pieces: host, to_move },
-        ) {
+        match Position::from_setup(self.variant.clone(), &crate::rules::Setup { size: g.size(), pieces: host, to_move }) {
             Ok(p) => {
                 self.position = p;
                 Vec::new()

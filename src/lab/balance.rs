@@ -2,11 +2,11 @@
 //! with rule tweaks), and the attacker/defender/draw rates come out with Wilson intervals,
 //! game lengths and win reasons, beside human figures where they exist.
 
-use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
-use crate::stats::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
 use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
+use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
 use crate::rules::{Reason, Side, Variant};
+use crate::stats::{human_figures, two_proportion_test, wilson, HumanFigures, Z95};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -161,7 +161,13 @@ pub struct BalanceJob {
 
 /// Plays `games` self-play games for each job (agent against itself, in parallel) and sums
 /// them up. `on_game` is called as each game finishes.
-pub fn measure(jobs: &[BalanceJob], games: usize, seed: u64, opening_plies: u32, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Vec<BalanceRow>, AgentError> {
+pub fn measure(
+    jobs: &[BalanceJob],
+    games: usize,
+    seed: u64,
+    opening_plies: u32,
+    on_game: &(dyn Fn(&GameResult) + Sync),
+) -> Result<Vec<BalanceRow>, AgentError> {
     measure_with_games(jobs, games, seed, opening_plies, on_game).map(|(rows, _)| rows)
 }
 
@@ -204,7 +210,9 @@ pub fn markdown(rows: &[BalanceRow], command: &str) -> String {
     let mut s = String::from("# Balance report\n\n");
     let _ = writeln!(s, "Command: `{command}`\n");
     let _ = writeln!(s, "Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.\n");
-    s.push_str("| variant | games | attackers win | defenders win (95% CI) | draws | human defenders win | mean / median plies |\n|---|---|---|---|---|---|---|\n");
+    s.push_str(
+        "| variant | games | attackers win | defenders win (95% CI) | draws | human defenders win | mean / median plies |\n|---|---|---|---|---|---|---|\n",
+    );
     for r in rows {
         let human = r.human.as_ref().map_or("–".to_string(), |h| format!("{} ({})", pct(h.defenders_win), h.source));
         let _ = writeln!(
@@ -291,10 +299,13 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
     let categories: Vec<String> = rows.iter().map(BalanceRow::label).collect();
     let bars = |name: &str, f: &dyn Fn(&BalanceRow) -> (f64, [f64; 2])| BarSeries {
         name: name.to_string(),
-        values: rows.iter().map(|r| {
-            let (v, c) = f(r);
-            (v, c[0], c[1])
-        }).collect(),
+        values: rows
+            .iter()
+            .map(|r| {
+                let (v, c) = f(r);
+                (v, c[0], c[1])
+            })
+            .collect(),
     };
     let series = [
         bars("attackers win", &|r| (r.attackers_rate, r.attackers_ci)),
@@ -303,7 +314,11 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
     ];
     let markers: Vec<(usize, f64, String)> =
         rows.iter().enumerate().filter_map(|(i, r)| r.human.as_ref().map(|h| (i, h.defenders_win, h.source.clone()))).collect();
-    written.extend(plot::write(&dir.join("rates"), "Win rates (95% Wilson intervals)", &Chart::Bars { y_label: "share of games", categories: &categories, series: &series, markers: &markers })?);
+    written.extend(plot::write(
+        &dir.join("rates"),
+        "Win rates (95% Wilson intervals)",
+        &Chart::Bars { y_label: "share of games", categories: &categories, series: &series, markers: &markers },
+    )?);
     let lengths: Vec<Series> = rows
         .iter()
         .map(|r| Series {
@@ -312,7 +327,11 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
             errors: Vec::new(),
         })
         .collect();
-    written.extend(plot::write(&dir.join("lengths"), "Game length", &Chart::Lines { x_label: "plies", y_label: "share of games", series: &lengths, y_range: None, x_log2: false })?);
+    written.extend(plot::write(
+        &dir.join("lengths"),
+        "Game length",
+        &Chart::Lines { x_label: "plies", y_label: "share of games", series: &lengths, y_range: None, x_log2: false },
+    )?);
     let mut by_variant: BTreeMap<String, Vec<&BalanceRow>> = BTreeMap::new();
     for r in rows {
         let key = if r.changes.is_empty() { r.variant.clone() } else { format!("{} [{}]", r.variant, r.changes.join(", ")) };
@@ -327,7 +346,11 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
                 errors: rs.iter().map(|r| (r.defenders_ci[0], r.defenders_ci[1])).collect(),
             })
             .collect();
-        written.extend(plot::write(&dir.join("strength"), "Defenders' rate against search budget", &Chart::Lines { x_label: "simulations per move", y_label: "defenders win", series: &strength, y_range: Some((0.0, 1.0)), x_log2: true })?);
+        written.extend(plot::write(
+            &dir.join("strength"),
+            "Defenders' rate against search budget",
+            &Chart::Lines { x_label: "simulations per move", y_label: "defenders win", series: &strength, y_range: Some((0.0, 1.0)), x_log2: true },
+        )?);
     }
     Ok(written)
 }
@@ -366,7 +389,8 @@ pub fn compare(a: &[BalanceRow], b: &[BalanceRow]) -> Vec<Comparison> {
             significant: p < 0.05,
         }
     };
-    let keys: [(&'static str, fn(&BalanceRow, &BalanceRow) -> bool); 2] = [
+    type SameRow = fn(&BalanceRow, &BalanceRow) -> bool;
+    let keys: [(&'static str, SameRow); 2] = [
         ("variant, changes, sims", |x, y| x.variant == y.variant && x.changes == y.changes && x.sims == y.sims),
         ("variant, sims", |x, y| x.variant == y.variant && x.sims == y.sims),
     ];
@@ -460,11 +484,18 @@ pub fn write_games(dir: &Path, games: &[SampleGame]) -> Result<PathBuf, PlotErro
 /// A plot file that cannot be read, or the page cannot be written.
 pub fn write_html(dir: &Path, rows: &[BalanceRow], command: &str, games: &[SampleGame], viewer: &str) -> Result<PathBuf, PlotError> {
     use crate::report::html::{escape, figure, page, table};
-    let mut body = format!("<p>Command: <code>{}</code></p>\n<p>Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.</p>\n", escape(command));
+    let mut body =
+        format!("<p>Command: <code>{}</code></p>\n<p>Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.</p>\n", escape(command));
     let links = |row: usize| -> String {
         let mut by_end: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for (k, g) in games.iter().enumerate().filter(|(_, g)| g.row == row) {
-            by_end.entry(g.ending.as_str()).or_default().push(format!("<a href=\"{}#game={}\" title=\"{}\">{}</a>", escape(viewer), k + 1, escape(&g.end), g.game));
+            by_end.entry(g.ending.as_str()).or_default().push(format!(
+                "<a href=\"{}#game={}\" title=\"{}\">{}</a>",
+                escape(viewer),
+                k + 1,
+                escape(&g.end),
+                g.game
+            ));
         }
         by_end.iter().map(|(e, l)| format!("{}: {}", escape(e), l.join(" "))).collect::<Vec<_>>().join("<br>")
     };

@@ -9,12 +9,12 @@
 //! neighbours, and the fit chains the gaps with honest intervals.
 
 use super::balance::{ci, pct, BalanceJob, BalanceRow, HumanRef};
-use crate::stats::elo::{fit_ratings, FitError, PairResult};
-use crate::stats::EloEstimate;
-use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
+use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::rules::Variant;
+use crate::stats::elo::{fit_ratings, FitError, PairResult};
+use crate::stats::EloEstimate;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -218,7 +218,11 @@ pub fn write_outputs(dir: &Path, l: &Ladder, command: &str) -> Result<Vec<PathBu
     }];
     if let (Some(h), Some(first), Some(last)) = (&l.human, by_x.first(), by_x.last()) {
         let (lo, hi) = (x(first).min(x(last)), x(first).max(x(last)));
-        series.push(Series { name: format!("human play ({})", h.source), points: vec![(lo, h.defenders_win), (hi.max(lo + 1.0), h.defenders_win)], errors: Vec::new() });
+        series.push(Series {
+            name: format!("human play ({})", h.source),
+            points: vec![(lo, h.defenders_win), (hi.max(lo + 1.0), h.defenders_win)],
+            errors: Vec::new(),
+        });
     }
     let x_label = if l.matches.is_empty() { "generation" } else { "Elo against the first checkpoint" };
     let chart = Chart::Lines { x_label, y_label: "defenders win", series: &series, y_range: Some((0.0, 1.0)), x_log2: false };

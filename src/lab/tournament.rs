@@ -126,7 +126,8 @@ pub struct PairProvenance {
     pub b: AgentRecord,
 }
 
-/// What a rerun does with a pairing's saved file.
+/// What a rerun does with a pairing's saved file (one per pairing, read once).
+#[allow(clippy::large_enum_variant)]
 enum Saved {
     /// No file: the pairing has not been played.
     None,
@@ -153,10 +154,7 @@ impl PairingRecord {
     fn notes(&self) -> Vec<String> {
         const KNOWN: [&str; 5] = ["games", "a_score", "a_as_attackers", "a_as_defenders", "mean_plies"];
         let Value::Object(map) = &self.summary else { return Vec::new() };
-        map.iter()
-            .filter(|(k, v)| !KNOWN.contains(&k.as_str()) && !is_empty_value(v))
-            .map(|(k, v)| format!("{}: {}", k.replace('_', " "), v))
-            .collect()
+        map.iter().filter(|(k, v)| !KNOWN.contains(&k.as_str()) && !is_empty_value(v)).map(|(k, v)| format!("{}: {}", k.replace('_', " "), v)).collect()
     }
 }
 
@@ -192,8 +190,8 @@ fn check_settings(out: &Path, settings: &Settings) -> Result<(), TournamentError
     let path = out.join("settings.json");
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let saved: Settings = serde_json::from_str(&text)
-                .map_err(|e| TournamentError::Folder(format!("settings.json is not a tournament's ({e}); use another folder")))?;
+            let saved: Settings =
+                serde_json::from_str(&text).map_err(|e| TournamentError::Folder(format!("settings.json is not a tournament's ({e}); use another folder")))?;
             if &saved != settings {
                 return Err(TournamentError::Folder(format!(
                     "holds a tournament with different {} (settings.json); rerun with its settings or use another folder",
@@ -218,20 +216,23 @@ fn load_pairing(path: &Path, settings: &Settings, records: &[AgentRecord], i: us
         Err(e) => return Err(file_error(path, e)),
     };
     let r: PairingRecord = serde_json::from_str(&text).map_err(|e| file_error(path, format!("not a pairing result ({e}); delete it to replay the pairing")))?;
-    let fits = r.i == i
-        && r.j == j
-        && r.a == settings.agents[i]
-        && r.b == settings.agents[j]
-        && r.results.len() == settings.games
-        && r.a_total().games() == r.games;
+    let fits =
+        r.i == i && r.j == j && r.a == settings.agents[i] && r.b == settings.agents[j] && r.results.len() == settings.games && r.a_total().games() == r.games;
     if !fits {
-        return Err(file_error(path, format!("does not match this tournament's pairing {} vs {}; delete it to replay the pairing", settings.agents[i], settings.agents[j])));
+        return Err(file_error(
+            path,
+            format!("does not match this tournament's pairing {} vs {}; delete it to replay the pairing", settings.agents[i], settings.agents[j]),
+        ));
     }
     let now = PairProvenance { a: records[i].clone(), b: records[j].clone() };
     let mut r = r;
     match &r.provenance {
         Some(saved) => {
-            let change = saved.a.first_change(&now.a).map(|c| format!("{}: {c}", now.a.spec)).or_else(|| saved.b.first_change(&now.b).map(|c| format!("{}: {c}", now.b.spec)));
+            let change = saved
+                .a
+                .first_change(&now.a)
+                .map(|c| format!("{}: {c}", now.a.spec))
+                .or_else(|| saved.b.first_change(&now.b).map(|c| format!("{}: {c}", now.b.spec)));
             if let Some(change) = change {
                 return Ok(Saved::Replay(change));
             }
@@ -343,9 +344,8 @@ fn tournament_json(settings: &Settings, records: &[AgentRecord], done: &[Pairing
         .enumerate()
         .map(|(rank, &i)| json!({"rank": rank + 1, "index": i, "agent": settings.agents[i], "elo": st.fit.ratings[i].elo}))
         .collect();
-    let crosstable: Vec<Vec<Value>> = (0..n)
-        .map(|r| (0..n).map(|c| if r == c || st.games[r][c] == 0 { Value::Null } else { json!(st.points[r][c]) }).collect())
-        .collect();
+    let crosstable: Vec<Vec<Value>> =
+        (0..n).map(|r| (0..n).map(|c| if r == c || st.games[r][c] == 0 { Value::Null } else { json!(st.points[r][c]) }).collect()).collect();
     json!({
         "variant": settings.variant,
         "agents": settings.agents,

@@ -245,11 +245,8 @@ pub fn read_meta(path: &Path) -> Result<ModelMeta, NnError> {
 
 fn meta_of(bytes: &[u8], path: &Path) -> Result<ModelMeta, NnError> {
     let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
-    let json = header
-        .metadata()
-        .as_ref()
-        .and_then(|m| m.get(META_KEY))
-        .ok_or_else(|| format_err(path, format!("no `{META_KEY}` metadata: not a tafl-lab model")))?;
+    let json =
+        header.metadata().as_ref().and_then(|m| m.get(META_KEY)).ok_or_else(|| format_err(path, format!("no `{META_KEY}` metadata: not a tafl-lab model")))?;
     let meta: ModelMeta = serde_json::from_str(json).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
     if meta.format != FORMAT {
         return Err(format_err(path, format!("format {:?}, this build reads {FORMAT:?}", meta.format)));

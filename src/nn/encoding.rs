@@ -16,16 +16,16 @@ pub const ENCODING_VERSION: u32 = 1;
 
 /// The input planes, in order.
 pub const PLANE_NAMES: [&str; 10] = [
-    "attackers",          // 1 where an attacker stands
-    "defenders",          // 1 where a defender (not the king) stands
-    "king",               // 1 where the king stands
-    "throne",             // 1 on throne squares
-    "escape",             // 1 on squares where the king wins on arrival (corners or edges)
-    "camps",              // 1 on camp squares (Tablut-style base camps)
-    "attackers_to_move",  // all 1 when the attackers are to move, else all 0
-    "repeated",           // all 1 when the current position occurred before (repetition risk)
-    "ply_progress",       // ply / ply cap everywhere
-    "board",              // all 1 (marks the board for zero-padded convolutions)
+    "attackers",         // 1 where an attacker stands
+    "defenders",         // 1 where a defender (not the king) stands
+    "king",              // 1 where the king stands
+    "throne",            // 1 on throne squares
+    "escape",            // 1 on squares where the king wins on arrival (corners or edges)
+    "camps",             // 1 on camp squares (Tablut-style base camps)
+    "attackers_to_move", // all 1 when the attackers are to move, else all 0
+    "repeated",          // all 1 when the current position occurred before (repetition risk)
+    "ply_progress",      // ply / ply cap everywhere
+    "board",             // all 1 (marks the board for zero-padded convolutions)
 ];
 
 /// Number of input planes.
@@ -92,7 +92,8 @@ impl Encoder {
         Encoder { geometry: g, fixed, ply_cap: variant.ply_cap().max(1) as f32 }
     }
 
-    /// Floats per encoded position.
+    /// Floats per encoded position (never 0: there is no empty encoding, so no `is_empty`).
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         PLANES * self.geometry.num_squares()
     }

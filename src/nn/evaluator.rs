@@ -464,8 +464,7 @@ mod tests {
         let close = |a: &[Evaluation], b: &[Evaluation]| {
             a.len() == b.len()
                 && a.iter().zip(b).all(|(x, y)| {
-                    x.priors.len() == y.priors.len()
-                        && x.priors.iter().zip(y.priors.iter()).chain(x.wdl.iter().zip(&y.wdl)).all(|(p, q)| (p - q).abs() < 1e-5)
+                    x.priors.len() == y.priors.len() && x.priors.iter().zip(y.priors.iter()).chain(x.wdl.iter().zip(&y.wdl)).all(|(p, q)| (p - q).abs() < 1e-5)
                 })
         };
         let reqs = requests(&ps);

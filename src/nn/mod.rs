@@ -89,7 +89,11 @@ impl Precision {
 
     /// `fp32` or `bf16`: what [`Precision::kind`] picks on `device`.
     pub fn resolved_name(self, device: Device) -> &'static str {
-        if self.kind(device) == Kind::BFloat16 { "bf16" } else { "fp32" }
+        if self.kind(device) == Kind::BFloat16 {
+            "bf16"
+        } else {
+            "fp32"
+        }
     }
 }
 

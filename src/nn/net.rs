@@ -262,12 +262,7 @@ impl TaflNet {
             h = (y + h).relu();
         }
         let policy = conv_bn(&h, &self.policy_conv, &self.policy_bn, train, f).relu().apply(&self.policy_out);
-        let value = conv_bn(&h, &self.value_conv, &self.value_bn, train, f)
-            .relu()
-            .flatten(1, -1)
-            .apply(&self.value_fc)
-            .relu()
-            .apply(&self.value_out);
+        let value = conv_bn(&h, &self.value_conv, &self.value_bn, train, f).relu().flatten(1, -1).apply(&self.value_fc).relu().apply(&self.value_out);
         (policy, value)
     }
 

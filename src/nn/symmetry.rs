@@ -13,8 +13,7 @@ pub struct Symmetry(pub u8);
 impl Symmetry {
     /// The symmetry that changes nothing.
     pub const IDENTITY: Symmetry = Symmetry(0);
-    pub const ALL: [Symmetry; 8] =
-        [Symmetry(0), Symmetry(1), Symmetry(2), Symmetry(3), Symmetry(4), Symmetry(5), Symmetry(6), Symmetry(7)];
+    pub const ALL: [Symmetry; 8] = [Symmetry(0), Symmetry(1), Symmetry(2), Symmetry(3), Symmetry(4), Symmetry(5), Symmetry(6), Symmetry(7)];
 
     fn apply(self, f: i32, r: i32, m: i32) -> (i32, i32) {
         let (mut f, mut r) = if self.0 & 4 != 0 { (r, f) } else { (f, r) };
@@ -48,10 +47,7 @@ impl Symmetry {
         let g = v.geometry;
         let specials = g.squares().all(|s| {
             let t = self.square(g, s);
-            v.is_throne(s) == v.is_throne(t)
-                && v.is_corner(s) == v.is_corner(t)
-                && v.is_camp(s) == v.is_camp(t)
-                && v.is_escape(s) == v.is_escape(t)
+            v.is_throne(s) == v.is_throne(t) && v.is_corner(s) == v.is_corner(t) && v.is_camp(s) == v.is_camp(t) && v.is_escape(s) == v.is_escape(t)
         });
         let mut layout: Vec<_> = v.layout.iter().map(|&(s, p)| (self.square(g, s), p)).collect();
         layout.sort_by_key(|(s, _)| (s.rank(), s.file()));

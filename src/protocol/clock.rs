@@ -59,11 +59,7 @@ impl Clock {
     pub fn budget(&self, side: Side) -> Duration {
         let c = self.of(side);
         let period_millis = self.period_secs * 1000.0;
-        let millis = if c.overtime {
-            c.millis * 0.5
-        } else {
-            c.millis / MOVES_TO_COME + if c.periods > 0 { period_millis * 0.5 } else { 0.0 }
-        };
+        let millis = if c.overtime { c.millis * 0.5 } else { c.millis / MOVES_TO_COME + if c.periods > 0 { period_millis * 0.5 } else { 0.0 } };
         // Parsing admits only finite numbers >= 0, so `millis` is never NaN or negative; it
         // may be huge (`clock 1e300 ...`), so it is capped before it becomes a `Duration`.
         let secs = (millis / 1000.0).min(MOST.as_secs_f64() + MARGIN.as_secs_f64());

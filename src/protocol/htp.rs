@@ -175,7 +175,10 @@ pub enum Command {
     /// `first_move ROLE`: a new game with that side to move.
     FirstMove(Side),
     /// `play ROLE FROM TO` or `play ROLE resigns`.
-    Play { side: Side, action: Action },
+    Play {
+        side: Side,
+        action: Action,
+    },
     /// `generate_move [ROLE]`.
     GenerateMove(Option<Side>),
     FinalStatus,
@@ -184,7 +187,10 @@ pub enum Command {
     ShowBoardOpenTafl,
     PlayFrom,
     /// `play_to ROLE FROM`.
-    PlayTo { side: Side, from: String },
+    PlayTo {
+        side: Side,
+        from: String,
+    },
     PlayUndo,
     /// `known_command COMMAND`.
     KnownCommand(String),
@@ -257,9 +263,8 @@ impl Command {
                 match args {
                     ["un-timed"] => Command::TimeSettings(TimeSettings::Untimed),
                     ["fischer", minutes, seconds] => {
-                        let num = |t: &str| {
-                            t.parse::<u32>().map_err(|_| ParseError::Arguments(format!("time_settings: {t:?} is not a whole number >= 0; {usage}")))
-                        };
+                        let num =
+                            |t: &str| t.parse::<u32>().map_err(|_| ParseError::Arguments(format!("time_settings: {t:?} is not a whole number >= 0; {usage}")));
                         Command::TimeSettings(TimeSettings::Fischer { minutes: num(minutes)?, add_seconds: num(seconds)? })
                     }
                     _ => return bad(usage.to_string()),
@@ -469,9 +474,17 @@ mod tests {
         let Some(Response::Success(m)) = Response::parse("= play attacker k8 k9, score: 19996, delay milliseconds: 1014, loops: 0") else { panic!() };
         assert_eq!(
             Generated::parse(&m),
-            Some(Generated::Move { side: Side::Attackers, from: "k8".into(), to: "k9".into(), notes: "score: 19996, delay milliseconds: 1014, loops: 0".into() })
+            Some(Generated::Move {
+                side: Side::Attackers,
+                from: "k8".into(),
+                to: "k9".into(),
+                notes: "score: 19996, delay milliseconds: 1014, loops: 0".into()
+            })
         );
-        assert_eq!(Generated::parse("play attacker d6 c6"), Some(Generated::Move { side: Side::Attackers, from: "d6".into(), to: "c6".into(), notes: String::new() }));
+        assert_eq!(
+            Generated::parse("play attacker d6 c6"),
+            Some(Generated::Move { side: Side::Attackers, from: "d6".into(), to: "c6".into(), notes: String::new() })
+        );
         assert_eq!(Generated::parse("play attacker resigns"), Some(Generated::Resign(Side::Attackers)));
         assert_eq!(Response::parse("= "), Some(Response::Success(String::new())));
         assert_eq!(Response::parse("= false"), Some(Response::Success("false".into())));
@@ -522,7 +535,14 @@ mod tests {
 
     #[test]
     fn roles_and_squares_are_read_in_every_spelling_either_side_took() {
-        for (text, side) in [("a", Side::Attackers), ("Attacker", Side::Attackers), ("ATTACKERS", Side::Attackers), ("D", Side::Defenders), ("defender", Side::Defenders), ("Defenders", Side::Defenders)] {
+        for (text, side) in [
+            ("a", Side::Attackers),
+            ("Attacker", Side::Attackers),
+            ("ATTACKERS", Side::Attackers),
+            ("D", Side::Defenders),
+            ("defender", Side::Defenders),
+            ("Defenders", Side::Defenders),
+        ] {
             assert_eq!(role(text), Some(side), "{text}");
         }
         assert_eq!(role("att"), None);
@@ -549,7 +569,10 @@ mod tests {
         assert_eq!(Command::parse("board_size 9").unwrap_err().to_string(), "board_size 9: expected: board_size 7, board_size 11 or board_size 13");
         assert_eq!(Command::parse("play x d1 d2").unwrap_err().to_string(), "bad role \"x\" (expected a, attacker, d or defender)");
         assert_eq!(Command::parse("play a").unwrap_err().to_string(), "expected: play ROLE FROM TO or play ROLE resigns");
-        assert_eq!(Command::parse("time_settings fischer -1 0").unwrap_err().to_string(), "time_settings: \"-1\" is not a whole number >= 0; expected: time_settings un-timed or time_settings fischer MINUTES ADD_SECONDS");
+        assert_eq!(
+            Command::parse("time_settings fischer -1 0").unwrap_err().to_string(),
+            "time_settings: \"-1\" is not a whole number >= 0; expected: time_settings un-timed or time_settings fischer MINUTES ADD_SECONDS"
+        );
         assert_eq!(parse("play a RESIGN"), Command::Play { side: Side::Attackers, action: Action::Resign });
         assert_eq!(parse("play a d1 d2 # and a comment"), Command::Play { side: Side::Attackers, action: mv("d1", Some("d2")) });
         assert_eq!(Generated::parse("play attacker d1 d2 d3"), None, "a move is four words");

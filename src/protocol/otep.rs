@@ -141,7 +141,13 @@ impl Command {
     pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
         let (verb, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, r)| (c, r.trim()));
         let bad = |verb: &'static str, reason: String| Err(ParseError::Arguments { verb, reason });
-        let none = |verb: &'static str| if rest.is_empty() { Ok(()) } else { Err(ParseError::Arguments { verb, reason: format!("{verb} takes no arguments: {rest:?}") }) };
+        let none = |verb: &'static str| {
+            if rest.is_empty() {
+                Ok(())
+            } else {
+                Err(ParseError::Arguments { verb, reason: format!("{verb} takes no arguments: {rest:?}") })
+            }
+        };
         let cmd = match verb {
             "" => return Ok(None),
             "hello" => none("hello").map(|()| Command::Hello)?,
@@ -196,10 +202,8 @@ impl Command {
                 if pairs.len() % 2 != 0 || pairs.chunks(2).any(|p| p[1].parse::<f64>().is_err()) {
                     return bad("analysis", usage());
                 }
-                let variations = pairs
-                    .chunks(2)
-                    .map(|p| Variation { moves: p[0].split('|').map(String::from).collect(), evaluation: p[1].to_string() })
-                    .collect();
+                let variations =
+                    pairs.chunks(2).map(|p| Variation { moves: p[0].split('|').map(String::from).collect(), evaluation: p[1].to_string() }).collect();
                 Command::Analysis { count, variations }
             }
             "finish" => match rest.parse() {

@@ -118,19 +118,39 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
             .collect()
     };
     let elo = eval_series(&gen, &|e| e.elo);
-    written.extend(plot::write(&out.join("elo"), "Elo against each opponent", &Chart::Lines { x_label: "generation", y_label: "Elo difference", series: &elo, y_range: None, x_log2: false })?);
+    written.extend(plot::write(
+        &out.join("elo"),
+        "Elo against each opponent",
+        &Chart::Lines { x_label: "generation", y_label: "Elo difference", series: &elo, y_range: None, x_log2: false },
+    )?);
     let scores = eval_series(&|r| r.wall_seconds / 60.0, &|e| e.score);
-    written.extend(plot::write(&out.join("scores"), "Score against each opponent", &Chart::Lines { x_label: "minutes", y_label: "score", series: &scores, y_range: Some((0.0, 1.0)), x_log2: false })?);
-    let side = |name: &str, share: fn(&SelfPlayMetrics) -> f64| Series { name: name.to_string(), points: rows.iter().map(|r| (gen(r), share(&r.selfplay))).collect(), errors: Vec::new() };
+    written.extend(plot::write(
+        &out.join("scores"),
+        "Score against each opponent",
+        &Chart::Lines { x_label: "minutes", y_label: "score", series: &scores, y_range: Some((0.0, 1.0)), x_log2: false },
+    )?);
+    let side = |name: &str, share: fn(&SelfPlayMetrics) -> f64| Series {
+        name: name.to_string(),
+        points: rows.iter().map(|r| (gen(r), share(&r.selfplay))).collect(),
+        errors: Vec::new(),
+    };
     let sides = [side("attackers win", |s| s.attackers_win), side("defenders win", |s| s.defenders_win), side("draws", |s| s.draws)];
-    written.extend(plot::write(&out.join("selfplay"), "Self-play results by side", &Chart::Lines { x_label: "generation", y_label: "share of games", series: &sides, y_range: Some((0.0, 1.0)), x_log2: false })?);
+    written.extend(plot::write(
+        &out.join("selfplay"),
+        "Self-play results by side",
+        &Chart::Lines { x_label: "generation", y_label: "share of games", series: &sides, y_range: Some((0.0, 1.0)), x_log2: false },
+    )?);
     let loss = |name: &str, of: fn(&Losses) -> f64| Series {
         name: name.to_string(),
         points: rows.iter().filter(|r| r.train_steps > 0).map(|r| (gen(r), of(&r.loss))).collect(),
         errors: Vec::new(),
     };
     let losses = [loss("policy", |l| l.policy), loss("value", |l| l.value)];
-    written.extend(plot::write(&out.join("losses"), "Training losses", &Chart::Lines { x_label: "generation", y_label: "cross-entropy", series: &losses, y_range: None, x_log2: false })?);
+    written.extend(plot::write(
+        &out.join("losses"),
+        "Training losses",
+        &Chart::Lines { x_label: "generation", y_label: "cross-entropy", series: &losses, y_range: None, x_log2: false },
+    )?);
     let page = out.join("report.html");
     atomic_write(&page, html(rows, run, out)?.as_bytes()).map_err(|e| io(&page, e))?;
     written.push(page);
@@ -156,9 +176,9 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
                 format!("{:.0}", sp.mean_plies),
             ];
             for o in &opp {
-                c.push(eval_against(r, o).map_or(String::new(), |e| {
-                    format!("{:.0}% ({:+.0}), {} / {}", 100.0 * e.score, e.elo, e.as_attackers, e.as_defenders)
-                }));
+                c.push(
+                    eval_against(r, o).map_or(String::new(), |e| format!("{:.0}% ({:+.0}), {} / {}", 100.0 * e.score, e.elo, e.as_attackers, e.as_defenders)),
+                );
             }
             c
         })
@@ -167,7 +187,12 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
     let mut body = String::from("<p>Per generation: wall time, losses, self-play per-side rates, and the evaluation score (Elo) against each opponent, with the model's W-D-L as attackers / as defenders.</p>\n");
     body.push_str(&table(&header, &cells));
     body.push_str("<h2>Plots</h2>\n");
-    for (name, caption) in [("elo", "Elo against each opponent"), ("scores", "Score against each opponent, by wall time"), ("selfplay", "Self-play results by side"), ("losses", "Training losses")] {
+    for (name, caption) in [
+        ("elo", "Elo against each opponent"),
+        ("scores", "Score against each opponent, by wall time"),
+        ("selfplay", "Self-play results by side"),
+        ("losses", "Training losses"),
+    ] {
         body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
     }
     Ok(page(&format!("Learning report: {run}"), &body))

@@ -164,7 +164,16 @@ mod tests {
             loss: Losses { total: 2.5, policy: 1.75, value: 0.75 },
             window_positions: 4096,
             skipped_shards: 2,
-            selfplay: SelfPlayMetrics { games: 32, seconds: 10.0, games_per_s: 3.2, evals_per_s: 900.5, attackers_win: 0.25, defenders_win: 0.625, draws: 0.125, mean_plies: 41.5 },
+            selfplay: SelfPlayMetrics {
+                games: 32,
+                seconds: 10.0,
+                games_per_s: 3.2,
+                evals_per_s: 900.5,
+                attackers_win: 0.25,
+                defenders_win: 0.625,
+                draws: 0.125,
+                mean_plies: 41.5,
+            },
             eval: vec![EvalMetrics {
                 opponent: "random".into(),
                 games: 8,

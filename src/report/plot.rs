@@ -11,14 +11,8 @@ use std::sync::Once;
 
 const FONT: &[u8] = include_bytes!("font/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (900, 540);
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
-    RGBColor(140, 86, 75),
-];
+const PALETTE: [RGBColor; 6] =
+    [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189), RGBColor(255, 127, 14), RGBColor(140, 86, 75)];
 
 /// A plotting failure, one line naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -112,7 +106,15 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
                 .y_label_area_size(60)
                 .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)
                 .map_err(|x| e(&x))?;
-            let fmt_x = |x: &f64| if *x_log2 { format!("{}", 2f64.powf(*x).round()) } else if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.1}") };
+            let fmt_x = |x: &f64| {
+                if *x_log2 {
+                    format!("{}", 2f64.powf(*x).round())
+                } else if x.fract() == 0.0 {
+                    format!("{x:.0}")
+                } else {
+                    format!("{x:.1}")
+                }
+            };
             c.configure_mesh().x_desc(*x_label).y_desc(*y_label).x_label_formatter(&fmt_x).draw().map_err(|x| e(&x))?;
             for (i, s) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
@@ -141,7 +143,11 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
             let cats = categories.to_vec();
             let fmt = move |x: &f64| {
                 let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 1e-6 { cats.get(i).cloned().unwrap_or_default() } else { String::new() }
+                if (x - i as f64 - 0.5).abs() < 1e-6 {
+                    cats.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             };
             c.configure_mesh()
                 .disable_x_mesh()
@@ -155,12 +161,16 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
             for (j, s) in series.iter().enumerate() {
                 let color = PALETTE[j % PALETTE.len()];
                 let left = |i: usize| i as f64 + 0.1 + j as f64 * width;
-                c.draw_series(s.values.iter().enumerate().map(|(i, &(v, _, _))| Rectangle::new([(left(i), 0.0), (left(i) + width * 0.9, v)], color.mix(0.8).filled())))
-                    .map_err(|x| e(&x))?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
-                c.draw_series(s.values.iter().enumerate().map(|(i, &(v, l, h))| ErrorBar::new_vertical(left(i) + width * 0.45, l, v, h, BLACK.stroke_width(1), 8)))
-                    .map_err(|x| e(&x))?;
+                c.draw_series(
+                    s.values.iter().enumerate().map(|(i, &(v, _, _))| Rectangle::new([(left(i), 0.0), (left(i) + width * 0.9, v)], color.mix(0.8).filled())),
+                )
+                .map_err(|x| e(&x))?
+                .label(s.name.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+                c.draw_series(
+                    s.values.iter().enumerate().map(|(i, &(v, l, h))| ErrorBar::new_vertical(left(i) + width * 0.45, l, v, h, BLACK.stroke_width(1), 8)),
+                )
+                .map_err(|x| e(&x))?;
             }
             if !markers.is_empty() {
                 c.draw_series(markers.iter().map(|(i, v, _)| Cross::new((*i as f64 + 0.5, *v), 7, BLACK.stroke_width(3))))

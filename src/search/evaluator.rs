@@ -183,7 +183,10 @@ impl Evaluator for RolloutEvaluator {
             .map(|r| {
                 let side = r.position.to_move();
                 let mut pos = r.position.clone();
-                let (outcome, _) = { let rng = &mut self.rng; random_playout(&mut pos, &mut |n| rng.gen_range(0..n), &mut self.buf) };
+                let (outcome, _) = {
+                    let rng = &mut self.rng;
+                    random_playout(&mut pos, &mut |n| rng.gen_range(0..n), &mut self.buf)
+                };
                 Evaluation::uniform(r.moves.len(), wdl_for(outcome.winner, side))
             })
             .collect()

@@ -160,7 +160,7 @@ impl SearchConfig {
             if k < 2 {
                 return Err(format!("root.k = {k}: must be at least 2"));
             }
-            if !finite_positive(c_visit) || !finite_positive(c_scale) || !(gumbel_scale >= 0.0 && gumbel_scale.is_finite()) {
+            if !finite_positive(c_visit) || !finite_positive(c_scale) || gumbel_scale < 0.0 || !gumbel_scale.is_finite() {
                 return Err("root: c_visit and c_scale must be positive, gumbel_scale >= 0".into());
             }
         }
@@ -250,8 +250,8 @@ struct Leaf {
 /// rounds are planned. A round with `m` candidates gives each `max(1, B / (R m))` visits, in
 /// turn, best candidate first. After each round the candidates are ranked by
 /// `gumbel + log prior + sigma(completed Q)` and the better half (rounded up) is kept, but
-/// never fewer than two. Rounds go on among the last two (or the only candidate, when `m` is
-/// 1) until the whole budget is spent: no simulation is lost to rounding. The move played is
+/// never fewer than two. Rounds go on among the last two (or among one candidate, when there
+/// is only one) until the whole budget is spent: no simulation is lost to rounding. The move played is
 /// the best-ranked remaining candidate.
 struct GumbelState {
     /// Gumbel noise plus log prior, per root child.
@@ -268,6 +268,8 @@ struct GumbelState {
     finished: bool,
 }
 
+// Returned once per simulation and taken apart at once: a box would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 enum Descent {
     Leaf(Leaf),
     /// Reached a proven node; its exact value was backed up.
@@ -603,10 +605,8 @@ impl Search {
         if temperature <= 0.0 || self.gumbel.is_some() || self.tree.root().proof != Proof::Unknown {
             return Some(nodes[best].mv);
         }
-        let candidates: Vec<usize> =
-            self.tree.root().children().filter(|&c| nodes[c].proof != Proof::Win && nodes[c].visits > 0).collect();
-        let weights: Vec<f64> =
-            candidates.iter().map(|&c| (nodes[c].visits as f64).powf(1.0 / temperature as f64)).collect();
+        let candidates: Vec<usize> = self.tree.root().children().filter(|&c| nodes[c].proof != Proof::Win && nodes[c].visits > 0).collect();
+        let weights: Vec<f64> = candidates.iter().map(|&c| (nodes[c].visits as f64).powf(1.0 / temperature as f64)).collect();
         let total: f64 = weights.iter().sum();
         if candidates.is_empty() || total <= 0.0 {
             return Some(nodes[best].mv);
@@ -681,8 +681,7 @@ impl Search {
         let n_parent = (parent.visits + parent.in_flight).max(1) as f32;
         let sqrt_n = n_parent.sqrt();
         let parent_value = if parent.visits > 0 { -parent.value_sum / parent.visits as f32 } else { 0.0 };
-        let visited_mass: f32 =
-            parent.children().filter(|&c| nodes[c].visits + nodes[c].in_flight > 0).map(|c| nodes[c].prior).sum();
+        let visited_mass: f32 = parent.children().filter(|&c| nodes[c].visits + nodes[c].in_flight > 0).map(|c| nodes[c].prior).sum();
         let fpu = parent_value - self.cfg.fpu_reduction * visited_mass.sqrt();
         let mut best = parent.first_child;
         let mut best_score = f32::NEG_INFINITY;
@@ -844,15 +843,7 @@ impl Search {
                 considered.sort_by(|&a, &b| base[b].total_cmp(&base[a]));
                 considered.truncate(k.min(budget as usize).clamp(1, base.len()));
                 let rounds = (considered.len() as f32).log2().ceil().max(1.0) as u32;
-                self.gumbel = Some(GumbelState {
-                    base,
-                    considered,
-                    rounds,
-                    budget,
-                    rounds_started: 0,
-                    queue: VecDeque::new(),
-                    finished: false,
-                });
+                self.gumbel = Some(GumbelState { base, considered, rounds, budget, rounds_started: 0, queue: VecDeque::new(), finished: false });
             }
         }
     }
@@ -974,10 +965,7 @@ impl Search {
         };
         let total: f32 = weights.iter().sum();
         let n = weights.len() as f32;
-        root.children()
-            .zip(weights)
-            .map(|(c, w)| (nodes[c].mv, if total > 0.0 { w / total } else { 1.0 / n }))
-            .collect()
+        root.children().zip(weights).map(|(c, w)| (nodes[c].mv, if total > 0.0 { w / total } else { 1.0 / n })).collect()
     }
 
     /// Number of nodes in the tree (for tests and memory figures).

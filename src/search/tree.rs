@@ -53,18 +53,7 @@ pub struct Node {
 
 impl Node {
     pub fn new(mv: Move, prior: f32) -> Node {
-        Node {
-            mv,
-            prior,
-            visits: 0,
-            in_flight: 0,
-            value_sum: 0.0,
-            raw_value: 0.0,
-            first_child: 0,
-            num_children: 0,
-            expanded: false,
-            proof: Proof::Unknown,
-        }
+        Node { mv, prior, visits: 0, in_flight: 0, value_sum: 0.0, raw_value: 0.0, first_child: 0, num_children: 0, expanded: false, proof: Proof::Unknown }
     }
 
     /// Mean value from the view of the side that played `mv` (the parent's side to move).

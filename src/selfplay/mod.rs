@@ -194,8 +194,8 @@ pub fn play_games(
     let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups).map(|_| None).collect();
     let mut stopped = false;
     while !stopped && (games.slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some)) {
-        for g in 0..groups {
-            if let Some((ticket, plan)) = in_flight[g].take() {
+        for (g, flight) in in_flight.iter_mut().enumerate() {
+            if let Some((ticket, plan)) = flight.take() {
                 let evals = cache.complete(plan, evaluator.finish(ticket));
                 lockstep::apply(&mut group(&mut games.slots, g, groups), &evals);
                 games.progress.evaluations += evals.len() as u64;
@@ -219,7 +219,7 @@ pub fn play_games(
                 let sent: Vec<EvalRequest<'_>> = plan.to_evaluate.iter().map(|&i| reqs[i]).collect();
                 evaluator.start(&sent)
             };
-            in_flight[g] = Some((ticket, plan));
+            *flight = Some((ticket, plan));
         }
     }
     // Abandoned games: collect what is still being evaluated, so the evaluator is idle.
@@ -261,12 +261,7 @@ impl Games<'_> {
             let result = slot.search.result();
             let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
             let mv = slot.search.choose(temperature).expect("unfinished games have moves");
-            slot.plies.push(PlyRecord {
-                mv,
-                policy: if slot.full { result.policy } else { Vec::new() },
-                full: slot.full,
-                value: result.value,
-            });
+            slot.plies.push(PlyRecord { mv, policy: if slot.full { result.policy } else { Vec::new() }, full: slot.full, value: result.value });
             self.progress.moves += 1;
             slot.search.advance(mv).expect("searched moves are legal");
             if let Some(outcome) = slot.search.position().outcome() {

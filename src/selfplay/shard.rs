@@ -78,12 +78,7 @@ impl StoredGame {
         let plies = g
             .plies
             .iter()
-            .map(|p| StoredPly {
-                mv: pack(p.mv),
-                full: p.full,
-                value: p.value,
-                policy: p.policy.iter().map(|&(m, x)| (pack(m), x)).collect(),
-            })
+            .map(|p| StoredPly { mv: pack(p.mv), full: p.full, value: p.value, policy: p.policy.iter().map(|&(m, x)| (pack(m), x)).collect() })
             .collect();
         StoredGame { plies, outcome: g.outcome, slot }
     }
@@ -94,12 +89,7 @@ impl StoredGame {
         let plies = self
             .plies
             .iter()
-            .map(|p| PlyRecord {
-                mv: unpack(p.mv),
-                full: p.full,
-                value: p.value,
-                policy: p.policy.iter().map(|&(m, x)| (unpack(m), x)).collect(),
-            })
+            .map(|p| PlyRecord { mv: unpack(p.mv), full: p.full, value: p.value, policy: p.policy.iter().map(|&(m, x)| (unpack(m), x)).collect() })
             .collect();
         FinishedGame { plies, outcome: self.outcome }
     }
@@ -179,16 +169,10 @@ impl Shard {
     pub fn check(&self, variant: &Arc<Variant>, max_generation: u64) -> Result<(), String> {
         let fp = variant.rules_fingerprint();
         if self.rules_fingerprint != fp {
-            return Err(format!(
-                "foreign shard: rules fingerprint {:016x}, this run's variant ({}) has {fp:016x}",
-                self.rules_fingerprint, variant.name
-            ));
+            return Err(format!("foreign shard: rules fingerprint {:016x}, this run's variant ({}) has {fp:016x}", self.rules_fingerprint, variant.name));
         }
         if self.model_generation > max_generation {
-            return Err(format!(
-                "foreign shard: played by model generation {}, ahead of this run's newest model ({max_generation})",
-                self.model_generation
-            ));
+            return Err(format!("foreign shard: played by model generation {}, ahead of this run's newest model ({max_generation})", self.model_generation));
         }
         check_writer(&self.writer).map_err(|e| format!("foreign shard: {e}"))?;
         for (i, g) in self.games.iter().enumerate() {
@@ -315,12 +299,8 @@ mod tests {
         let path = dir.join("g000000-old-0000.shard");
         let ply = StoredPly { mv: [3, 1, 3, 0], full: true, value: 0.5, policy: vec![([3, 1, 3, 0], 1.0)] };
         let outcome = Outcome::draw(crate::rules::Reason::PlyCap);
-        let old = v1::Shard {
-            rules_fingerprint: 7,
-            model_generation: 0,
-            writer: "old".into(),
-            games: vec![v1::StoredGame { plies: vec![ply.clone()], outcome }],
-        };
+        let old =
+            v1::Shard { rules_fingerprint: 7, model_generation: 0, writer: "old".into(), games: vec![v1::StoredGame { plies: vec![ply.clone()], outcome }] };
         write_payload(&path, 1, &bincode::serialize(&old).unwrap()).unwrap();
         let s = read(&path).unwrap();
         assert_eq!((s.rules_fingerprint, s.writer.as_str()), (7, "old"));

@@ -178,9 +178,7 @@ fn reduce(g: &[f64], h: &[Vec<f64>]) -> (Vec<f64>, Vec<Vec<f64>>) {
     let m = g.len() - 1;
     let last = m;
     let gr = (0..m).map(|a| g[a] - g[last]).collect();
-    let hr = (0..m)
-        .map(|a| (0..m).map(|b| h[a][b] - h[a][last] - h[last][b] + h[last][last]).collect())
-        .collect();
+    let hr = (0..m).map(|a| (0..m).map(|b| h[a][b] - h[a][last] - h[last][b] + h[last][last]).collect()).collect();
     (gr, hr)
 }
 

@@ -333,7 +333,7 @@ impl RunConfig {
             return Err(format!("train.momentum = {}: must be in [0, 1)", t.momentum));
         }
         let non_negative = |v: f64| v >= 0.0 && v.is_finite();
-        if !non_negative(t.weight_decay) || !non_negative(t.value_weight) || !(t.lr_decay > 0.0 && t.lr_decay.is_finite()) {
+        if !non_negative(t.weight_decay) || !non_negative(t.value_weight) || t.lr_decay <= 0.0 || !t.lr_decay.is_finite() {
             return Err("train.weight_decay and train.value_weight must be >= 0, train.lr_decay > 0".into());
         }
         if !(t.value_discount > 0.0 && t.value_discount <= 1.0) {

@@ -80,10 +80,7 @@ mod tests {
     const LRS: [f64; 3] = [0.1, 0.1, 0.05];
 
     fn params() -> Vec<(String, Tensor)> {
-        vec![
-            ("w".into(), Tensor::from_slice(&W).set_requires_grad(true)),
-            ("b".into(), Tensor::from_slice(&B).set_requires_grad(true)),
-        ]
+        vec![("w".into(), Tensor::from_slice(&W).set_requires_grad(true)), ("b".into(), Tensor::from_slice(&B).set_requires_grad(true))]
     }
 
     /// loss = sum(w * c) + sum(b^2) / 2, so grad w = c and grad b = b.
@@ -187,7 +184,11 @@ mod tests {
             assert_eq!(values(a).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), values(b).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{n}");
         }
         // Buffers of another shape are refused.
-        let mut other = Sgd::from_params(vec![("w".into(), Tensor::zeros([4], (Kind::Float, tch::Device::Cpu))), ("b".into(), Tensor::zeros([2], (Kind::Float, tch::Device::Cpu)))], MOMENTUM, WD);
+        let mut other = Sgd::from_params(
+            vec![("w".into(), Tensor::zeros([4], (Kind::Float, tch::Device::Cpu))), ("b".into(), Tensor::zeros([2], (Kind::Float, tch::Device::Cpu)))],
+            MOMENTUM,
+            WD,
+        );
         assert!(other.load(&path).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -243,7 +243,15 @@ pub struct PretrainReport {
 /// Trains a new network on `loaded` and saves it to `out` after every epoch (a normal model
 /// file, generation 0, that `train --init` and every agent spec read), with `pretrain.json`
 /// beside it.
-pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf], cfg: &PretrainConfig, device: Device, out: &Path, reporter: &dyn Reporter) -> Result<PretrainReport, TrainError> {
+pub fn pretrain(
+    variant: &Arc<Variant>,
+    loaded: &LoadedGames,
+    files: &[PathBuf],
+    cfg: &PretrainConfig,
+    device: Device,
+    out: &Path,
+    reporter: &dyn Reporter,
+) -> Result<PretrainReport, TrainError> {
     cfg.validate()?;
     if loaded.games.is_empty() {
         return Err(TrainError::NoUsableGames { files: files.len(), read: loaded.read, skipped: loaded.skipped_total() });
@@ -309,7 +317,9 @@ pub fn pretrain(variant: &Arc<Variant>, loaded: &LoadedGames, files: &[PathBuf],
             reporter.advance(1, &format!("policy {:.3} value {:.3}", lp / n as f64, lv / n as f64));
         }
         reporter.finish();
-        let (hp, hv, top1) = if hold.is_empty() { (None, None, None) } else {
+        let (hp, hv, top1) = if hold.is_empty() {
+            (None, None, None)
+        } else {
             let (a, b, c) = measure(&net, &hold, cfg.batch_size, device);
             (Some(a), Some(b), Some(c))
         };

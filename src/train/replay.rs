@@ -98,9 +98,8 @@ impl ReplayWindow {
 
     /// A batch of `size` samples drawn uniformly, each under a random symmetry.
     pub fn batch(&self, size: usize, rng: &mut impl Rng, device: Device) -> Batch {
-        let picks: Vec<(usize, Symmetry)> = (0..size)
-            .map(|_| (rng.gen_range(0..self.samples.len()), self.symmetries[rng.gen_range(0..self.symmetries.len())]))
-            .collect();
+        let picks: Vec<(usize, Symmetry)> =
+            (0..size).map(|_| (rng.gen_range(0..self.samples.len()), self.symmetries[rng.gen_range(0..self.symmetries.len())])).collect();
         self.batch_of(&picks, device)
     }
 
@@ -198,8 +197,11 @@ mod tests {
         FinishedGame { plies, outcome }
     }
 
+    /// A sample as the tests compare it: planes, policy, value target.
+    type Sample = (Vec<u8>, Vec<(u32, f32)>, [f32; 3]);
+
     /// The samples a game should give, in order.
-    fn expected(w: &ReplayWindow, game: &FinishedGame) -> Vec<(Vec<u8>, Vec<(u32, f32)>, [f32; 3])> {
+    fn expected(w: &ReplayWindow, game: &FinishedGame) -> Vec<Sample> {
         let g = w.variant.geometry;
         let n = game.plies.len();
         replay(&w.variant, &game.plies)
@@ -212,7 +214,7 @@ mod tests {
             .collect()
     }
 
-    fn contents(w: &ReplayWindow) -> Vec<(Vec<u8>, Vec<(u32, f32)>, [f32; 3])> {
+    fn contents(w: &ReplayWindow) -> Vec<Sample> {
         w.samples.iter().map(|s| (s.planes.clone(), s.policy.clone(), s.wdl)).collect()
     }
 

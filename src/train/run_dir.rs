@@ -17,9 +17,9 @@ use super::{optim, RunConfig, TrainError};
 use crate::fsio::{atomic_write, temp_target};
 use crate::nn::checkpoint::{self, ModelMeta};
 use crate::nn::TaflNet;
+use crate::report::metrics::MetricsLine;
 use crate::rules::Variant;
 use crate::selfplay::shard;
-use crate::report::metrics::MetricsLine;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -105,7 +105,8 @@ impl RunDir {
         let trainer_shard = |t: &str| shard::parse_file_name(t).is_some_and(|(_, writer)| writer == "trainer");
         let own_file = |t: &str| own.contains(&t);
         let any = |_: &str| true;
-        let dirs: [(PathBuf, &dyn Fn(&str) -> bool); 3] = [(self.root.clone(), &own_file), (self.models(), &any), (self.games(), &trainer_shard)];
+        type Ours<'f> = &'f dyn Fn(&str) -> bool;
+        let dirs: [(PathBuf, Ours); 3] = [(self.root.clone(), &own_file), (self.models(), &any), (self.games(), &trainer_shard)];
         let mut removed = Vec::new();
         for (dir, ours) in &dirs {
             let entries = match std::fs::read_dir(dir) {
@@ -115,7 +116,7 @@ impl RunDir {
             };
             for e in entries.filter_map(Result::ok) {
                 let name = e.file_name();
-                if name.to_str().and_then(temp_target).is_some_and(|t| ours(t)) {
+                if name.to_str().and_then(temp_target).is_some_and(ours) {
                     std::fs::remove_file(e.path()).map_err(|err| TrainError::io(&e.path(), err))?;
                     removed.push(e.path());
                 }

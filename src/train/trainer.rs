@@ -14,10 +14,10 @@ use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, Run
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
 use crate::nn::{parse_device, TaflNet};
+use crate::report::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use crate::rules::{Side, Variant};
 use crate::selfplay::FinishedGame;
 use crate::stats::elo_from_score;
-use crate::report::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::path::Path;
@@ -266,7 +266,10 @@ impl Trainer {
                 opponents.push(("previous".into(), cfg.eval_spec(&rd.model(generation - 1))));
             }
             for b in &cfg.eval.baselines {
-                opponents.push((b.clone(), b.parse().map_err(|e: crate::arena::AgentError| TrainError::Config { field: "eval.baselines", message: e.to_string() })?));
+                opponents.push((
+                    b.clone(),
+                    b.parse().map_err(|e: crate::arena::AgentError| TrainError::Config { field: "eval.baselines", message: e.to_string() })?,
+                ));
             }
             for (name, spec) in opponents {
                 let s = play_match(&self.variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
@@ -317,7 +320,15 @@ fn side_share(s: &MatchSummary, side: Side) -> f64 {
 }
 
 /// One evaluation match of `games` games, `a` against `b`, with a progress phase `label`.
-fn play_match(variant: &Arc<Variant>, a: &AgentSpec, b: &AgentSpec, games: usize, seed: u64, label: &str, reporter: &dyn Reporter) -> Result<MatchSummary, TrainError> {
+fn play_match(
+    variant: &Arc<Variant>,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    games: usize,
+    seed: u64,
+    label: &str,
+    reporter: &dyn Reporter,
+) -> Result<MatchSummary, TrainError> {
     reporter.start(label, games as u64);
     let cfg = MatchConfig { games, seed, opening_plies: 2 };
     let on_game = |_: &arena::GameResult| {

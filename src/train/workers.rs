@@ -70,9 +70,16 @@ impl Trainer {
                         let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
                         Some((k, selfplay::game_seed(cfg.seed, generation, k)))
                     };
-                    let p = selfplay::play_games(variant, sp, &mut ev, &mut next_game, &mut |k, g| {
-                        let _ = tx.send((k, g));
-                    }, &mut |_| true);
+                    let p = selfplay::play_games(
+                        variant,
+                        sp,
+                        &mut ev,
+                        &mut next_game,
+                        &mut |k, g| {
+                            let _ = tx.send((k, g));
+                        },
+                        &mut |_| true,
+                    );
                     evaluations.fetch_add(p.evaluations as usize, Ordering::SeqCst);
                     Ok(())
                 }));
@@ -108,7 +115,12 @@ impl Trainer {
     /// Waits for workers' shards of the current model and adds them to the window. Says what it
     /// waits for (once, then every [`WAIT_NOTE_EVERY`]); returns `None` when `clock` passes
     /// `deadline` first.
-    pub(super) fn collect_worker_games(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
+    pub(super) fn collect_worker_games(
+        &mut self,
+        deadline: Option<f64>,
+        clock: &dyn Fn() -> f64,
+        reporter: &dyn Reporter,
+    ) -> Result<Option<(Vec<FinishedGame>, u64)>, TrainError> {
         let (rd, cfg, model_generation) = (&self.rd, &self.cfg, self.state.generation);
         let (window, gate) = (&mut self.window, &mut self.gate);
         let wanted = cfg.selfplay.games_per_generation;
@@ -215,16 +227,23 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
         let mut left = n;
         let mut pending = Vec::new();
         reporter.start(&format!("worker model {generation}"), n as u64);
-        selfplay::play_games(&variant, &sp, &mut ev, &mut |_| {
-            (left > 0).then(|| {
-                left -= 1;
-                slot += 1;
-                (slot - 1, selfplay::game_seed(writer_seed, generation, slot - 1))
-            })
-        }, &mut |k, g| {
-            reporter.advance(1, "");
-            pending.push(StoredGame::new(&g, Some(k)));
-        }, &mut |_| true);
+        selfplay::play_games(
+            &variant,
+            &sp,
+            &mut ev,
+            &mut |_| {
+                (left > 0).then(|| {
+                    left -= 1;
+                    slot += 1;
+                    (slot - 1, selfplay::game_seed(writer_seed, generation, slot - 1))
+                })
+            },
+            &mut |k, g| {
+                reporter.advance(1, "");
+                pending.push(StoredGame::new(&g, Some(k)));
+            },
+            &mut |_| true,
+        );
         reporter.finish();
         played += pending.len() as u64;
         flush_shard(&rd, &variant, generation, &writer, &mut seq, &mut pending)?;

@@ -257,7 +257,8 @@ fn balance_games_text(path: &Path, text: &str) -> Result<Source, ViewError> {
         let variant = match variants.iter().find(|(t, _)| t == toml) {
             Some((_, v)) => v.clone(),
             None => {
-                let parsed = Arc::new(Variant::from_toml_str(toml, &format!("{} line {}", path.display(), i + 1)).map_err(|e| at(format!("variant_toml: {e}")))?);
+                let parsed =
+                    Arc::new(Variant::from_toml_str(toml, &format!("{} line {}", path.display(), i + 1)).map_err(|e| at(format!("variant_toml: {e}")))?);
                 variants.push((toml.to_string(), parsed.clone()));
                 parsed
             }

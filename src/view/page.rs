@@ -171,8 +171,7 @@ pub fn data(title: &str, games: &[ViewGame]) -> Result<Value, ViewError> {
             return Err(ViewError::new(format!("game {} ({}): {} search notes for {} moves", i + 1, g.label, g.notes.len(), g.moves.len())));
         }
         let same = |v: &Arc<Variant>| {
-            Arc::ptr_eq(v, &g.variant)
-                || (v.name == g.variant.name && v.rules_fingerprint() == g.variant.rules_fingerprint() && v.layout == g.variant.layout)
+            Arc::ptr_eq(v, &g.variant) || (v.name == g.variant.name && v.rules_fingerprint() == g.variant.rules_fingerprint() && v.layout == g.variant.layout)
         };
         let vi = match variants.iter().position(|(v, _)| same(v)) {
             Some(k) => k,

@@ -1,7 +1,7 @@
 //! Running the binary from integration tests: output, one-line errors, scratch directories.
 
-use std::path::PathBuf;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// The tafl-lab binary built for these tests.

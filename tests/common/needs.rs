@@ -80,7 +80,9 @@ pub fn locate(what: Need) -> Result<PathBuf, String> {
             let built = work.join("out/com/manywords/softworks/tafl/OpenTafl.class").is_file();
             let libs = ["ini4j.jar", "jline2.jar", "javax.json.jar"].iter().all(|j| Path::new("/usr/share/java").join(j).is_file());
             if !built && !libs && !is_root() {
-                return Err("Debian's libini4j-java, libjline2-java and libjsonp-java are not installed, and only root lets the host script install them".into());
+                return Err(
+                    "Debian's libini4j-java, libjline2-java and libjsonp-java are not installed, and only root lets the host script install them".into()
+                );
             }
             Ok(host)
         }
@@ -108,11 +110,9 @@ pub fn locate(what: Need) -> Result<PathBuf, String> {
                 return if p.is_file() { Ok(p) } else { Err(format!("TAFL_LAB_CHROMIUM is {}, which is missing", p.display())) };
             }
             let path = std::env::var_os("PATH").unwrap_or_default();
-            ["chromium", "chromium-browser"]
-                .iter()
-                .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-                .find(|p| p.is_file())
-                .ok_or_else(|| "no `chromium` or `chromium-browser` on the PATH and TAFL_LAB_CHROMIUM is unset (scripts/browser.sh installs it with apt-get)".into())
+            ["chromium", "chromium-browser"].iter().flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name))).find(|p| p.is_file()).ok_or_else(
+                || "no `chromium` or `chromium-browser` on the PATH and TAFL_LAB_CHROMIUM is unset (scripts/browser.sh installs it with apt-get)".into(),
+            )
         }
     }
 }

@@ -20,9 +20,7 @@ pub struct DemoArgs {
 
 pub fn run(args: &DemoArgs, out: &mut impl Write) -> Result<()> {
     let variant = Arc::new(Variant::from_spec(&args.variant)?);
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = args.seed.unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64));
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     writeln!(out, "{}: random player vs random player (seed {seed})", variant.name)?;
     writeln!(out, "{}", Position::start(variant.clone()))?;

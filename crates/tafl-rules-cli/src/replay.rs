@@ -43,7 +43,11 @@ fn read_input(file: &str) -> Result<String> {
 }
 
 /// Plays `text`'s moves from `pos`, calling `each` after every ply; the error names the ply.
-fn play_record(pos: &mut Position, text: &str, mut each: impl FnMut(usize, &notation::MoveRecord, Side, &[tafl_rules::Square], &Position) -> Result<()>) -> Result<()> {
+fn play_record(
+    pos: &mut Position,
+    text: &str,
+    mut each: impl FnMut(usize, &notation::MoveRecord, Side, &[tafl_rules::Square], &Position) -> Result<()>,
+) -> Result<()> {
     let start_ply = pos.ply();
     for (i, tok) in split_moves(text).into_iter().enumerate() {
         let ply = start_ply as usize + i + 1;

@@ -13,16 +13,7 @@ pub fn run(_args: &VariantsArgs, out: &mut impl Write) -> Result<()> {
     for (name, _) in tafl_rules::variant::PRESETS {
         let v = Variant::preset(name)?;
         let (a, d) = v.piece_counts();
-        writeln!(
-            out,
-            "{:<18} {:>2}x{:<2} {:>2} attackers, {:>2} defenders + king  {}",
-            name,
-            v.geometry.size(),
-            v.geometry.size(),
-            a,
-            d,
-            v.description
-        )?;
+        writeln!(out, "{:<18} {:>2}x{:<2} {:>2} attackers, {:>2} defenders + king  {}", name, v.geometry.size(), v.geometry.size(), a, d, v.description)?;
     }
     Ok(())
 }

@@ -35,12 +35,8 @@ pub enum InexpressibleRules {
 impl fmt::Display for InexpressibleRules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InexpressibleRules::CornersHostileWhenEmpty => {
-                f.write_str("corners hostile only when empty have no OpenTafl notation")
-            }
-            InexpressibleRules::CampsHostileWhenOccupied => {
-                f.write_str("camps hostile while occupied have no OpenTafl notation")
-            }
+            InexpressibleRules::CornersHostileWhenEmpty => f.write_str("corners hostile only when empty have no OpenTafl notation"),
+            InexpressibleRules::CampsHostileWhenOccupied => f.write_str("camps hostile while occupied have no OpenTafl notation"),
             InexpressibleRules::ThroneNeverHostileToKing => f.write_str(
                 "a king strong beside a throne never hostile to defenders has no OpenTafl notation (OpenTafl would not count the throne against him)",
             ),
@@ -114,12 +110,9 @@ impl fmt::Display for MoveError {
         match self {
             MoveError::GameOver(m) => write!(f, "{m}: the game is already over"),
             MoveError::Illegal(m) => write!(f, "{m} is not a legal move"),
-            MoveError::CaptureMismatch { mv, claimed, actual } => write!(
-                f,
-                "{mv} claims captures {} but the rules capture {}",
-                squares(claimed),
-                squares(actual)
-            ),
+            MoveError::CaptureMismatch { mv, claimed, actual } => {
+                write!(f, "{mv} claims captures {} but the rules capture {}", squares(claimed), squares(actual))
+            }
         }
     }
 }

@@ -118,11 +118,13 @@ impl Position {
         let strong_here = match rules.king_strength {
             KingStrength::Strong => true,
             KingStrength::WeakEverywhere => false,
-            KingStrength::Weak => rules.throne.enabled && {
-                let c = g.center().index() as isize;
-                let ki = k as isize;
-                ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
-            },
+            KingStrength::Weak => {
+                rules.throne.enabled && {
+                    let c = g.center().index() as isize;
+                    let ki = k as isize;
+                    ki == c || Direction::ALL.iter().any(|d| ki + d.offset() == c)
+                }
+            }
         };
         if strong_here {
             let on_edge = t.flags[k] & EDGE != 0;
@@ -241,14 +243,10 @@ impl Position {
             let before = members.len();
             members.retain(|&w| {
                 let covered = |q: usize| {
-                    self.cells[q] == OFF_BOARD
-                        || safe.contains(q)
-                        || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEFENDER == 0))
+                    self.cells[q] == OFF_BOARD || safe.contains(q) || (inside.contains(q) && (self.cells[q] != EMPTY || t.hostile_empty[q] & DEFENDER == 0))
                 };
                 let wi = w as isize;
-                let ok = [Direction::North, Direction::East].iter().all(|d| {
-                    covered((wi + d.offset()) as usize) || covered((wi - d.offset()) as usize)
-                });
+                let ok = [Direction::North, Direction::East].iter().all(|d| covered((wi + d.offset()) as usize) || covered((wi - d.offset()) as usize));
                 if !ok {
                     safe.remove(w);
                 }

@@ -112,13 +112,8 @@ impl FromStr for Square {
     /// # Errors
     /// A [`ParseKind::Square`] error naming the text.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Square::parse_coords(s).ok_or_else(|| {
-            ParseError::new(
-                ParseKind::Square,
-                s,
-                format!("bad square `{s}` (expected a file letter and a rank number, e.g. d4)"),
-            )
-        })
+        Square::parse_coords(s)
+            .ok_or_else(|| ParseError::new(ParseKind::Square, s, format!("bad square `{s}` (expected a file letter and a rank number, e.g. d4)")))
     }
 }
 

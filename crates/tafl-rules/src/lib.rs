@@ -90,8 +90,8 @@ pub mod play;
 
 pub mod records;
 
-pub use game_end::EndScreen;
 pub use error::{InexpressibleRules, MoveError, ParseError, ParseKind, SetupError, VariantError};
+pub use game_end::EndScreen;
 pub use geometry::{Direction, Geometry, Square};
 pub use position::{Captures, Position, Undo};
 pub use ruleset::RuleSet;

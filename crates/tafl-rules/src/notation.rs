@@ -205,9 +205,7 @@ impl Move {
 
 /// Splits a move list (whitespace separated; numbered OpenTafl turns like `1.` are skipped).
 pub fn split_moves(text: &str) -> Vec<&str> {
-    text.split_whitespace()
-        .filter(|t| !(t.ends_with('.') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit())))
-        .collect()
+    text.split_whitespace().filter(|t| !(t.ends_with('.') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit()))).collect()
 }
 
 fn who_of(list: &str, key: &str) -> Result<Who, String> {
@@ -576,8 +574,7 @@ const RULES_KEYS: &[(&str, Setter)] = &[
 impl<'a> Reading<'a> {
     /// OpenTafl's defaults, but for repetition (a draw rather than OpenTafl's none).
     fn new(g: Geometry) -> Reading<'a> {
-        let mut r = RuleSet::default();
-        r.repetition = Repetition::Draw;
+        let r = RuleSet { repetition: Repetition::Draw, ..RuleSet::default() };
         Reading {
             g,
             r,
@@ -702,8 +699,7 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     } else {
         // One limit per piece type, as OpenTafl writes them (-1 = none).
         let n = |x: u8| if x == 0 { -1 } else { i64::from(x) };
-        let list: Vec<String> =
-            SPEED_ORDER.iter().map(|&c| if c == 'K' { n(r.speed.king) } else { n(r.speed.others) }.to_string()).collect();
+        let list: Vec<String> = SPEED_ORDER.iter().map(|&c| if c == 'K' { n(r.speed.king) } else { n(r.speed.others) }.to_string()).collect();
         parts.push(format!("spd:{}", list.join(",")));
     }
     if r.ply_cap != 0 {
@@ -715,17 +711,9 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     if !t.enabled {
         parts.push("cen:".into());
     }
-    let letters = |when_att: bool, when_def: bool| {
-        format!("{}{}", if when_att { "tcnk" } else { "" }, if when_def { "TCNK" } else { "" })
-    };
-    parts.push(format!(
-        "cenh:{}",
-        letters(t.hostile_to_attackers == When::Always, t.hostile_to_defenders == When::Always)
-    ));
-    parts.push(format!(
-        "cenhe:{}",
-        letters(t.hostile_to_attackers != When::Never, t.hostile_to_defenders != When::Never)
-    ));
+    let letters = |when_att: bool, when_def: bool| format!("{}{}", if when_att { "tcnk" } else { "" }, if when_def { "TCNK" } else { "" });
+    parts.push(format!("cenh:{}", letters(t.hostile_to_attackers == When::Always, t.hostile_to_defenders == When::Always)));
+    parts.push(format!("cenhe:{}", letters(t.hostile_to_attackers != When::Never, t.hostile_to_defenders != When::Never)));
     parts.push(format!("cenp:{}", who_letters(t.pass)));
     parts.push(format!("cens:{}", who_letters(t.stop)));
     let c = &r.corners;
@@ -740,10 +728,7 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
     if c.hostile_to_attackers == When::WhenEmpty || c.hostile_to_defenders == When::WhenEmpty {
         return Err(InexpressibleRules::CornersHostileWhenEmpty);
     }
-    parts.push(format!(
-        "corh:{}",
-        letters(c.hostile_to_attackers == When::Always, c.hostile_to_defenders == When::Always)
-    ));
+    parts.push(format!("corh:{}", letters(c.hostile_to_attackers == When::Always, c.hostile_to_defenders == When::Always)));
     parts.push(format!("cors:{}", who_letters(c.stop)));
     parts.push(format!("corp:{}", who_letters(c.stop)));
     let k = &r.camps;
@@ -753,10 +738,7 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
         }
         let list: Vec<String> = k.squares.iter().map(|s| s.to_string()).collect();
         parts.push(format!("afor:{}", list.join(",")));
-        parts.push(format!(
-            "aforh:{}",
-            letters(k.hostile_to_attackers == When::WhenEmpty, k.hostile_to_defenders == When::WhenEmpty)
-        ));
+        parts.push(format!("aforh:{}", letters(k.hostile_to_attackers == When::WhenEmpty, k.hostile_to_defenders == When::WhenEmpty)));
     }
     parts.push(format!("start:{}", pieces_string(g, &v.layout)));
     Ok(parts.join(" "))
@@ -822,8 +804,8 @@ mod tests {
 
     /// The keys `rules_string` writes (when the rules need them); the other keys are only read.
     const WRITTEN: &[&str] = &[
-        "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "ke", "nm", "spd", "cap", "sw", "efe", "cen", "cenh", "cenhe",
-        "cenp", "cens", "cor", "corh", "cors", "corp", "afor", "aforh", "start",
+        "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "ke", "nm", "spd", "cap", "sw", "efe", "cen", "cenh", "cenhe", "cenp", "cens", "cor", "corh",
+        "cors", "corp", "afor", "aforh", "start",
     ];
 
     /// Every key of the table is read, and reads back the same rules through `rules_string`;
@@ -845,7 +827,7 @@ mod tests {
             assert_eq!(back.name, read.name, "{tokens}");
             assert_eq!(rules_string(&back).unwrap(), out, "{tokens}");
             if WRITTEN.contains(&key) {
-                let last = tokens.split(' ').last().unwrap();
+                let last = tokens.split(' ').next_back().unwrap();
                 assert!(out.split(' ').any(|t| t == last), "{last} is not written back as given: {out}");
             }
             outputs.push(out);

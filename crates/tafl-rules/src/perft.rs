@@ -47,11 +47,7 @@ pub fn divide(pos: &mut Position, depth: u32) -> Vec<(Move, PerftStats)> {
         .into_iter()
         .map(|mv| {
             let undo = pos.make(mv);
-            let stats = if depth == 1 {
-                leaf_stats(pos, &undo)
-            } else {
-                walk(pos, depth - 1, &mut buffers)
-            };
+            let stats = if depth == 1 { leaf_stats(pos, &undo) } else { walk(pos, depth - 1, &mut buffers) };
             pos.unmake(mv, &undo);
             (mv, stats)
         })

@@ -163,18 +163,8 @@ impl Position {
                 counts[p.side().index()] += 1;
             }
         }
-        let mut pos = Position {
-            variant,
-            cells,
-            to_move: setup.to_move,
-            king,
-            hash: 0,
-            ply: 0,
-            counts,
-            history: Vec::with_capacity(64),
-            rep_start: 0,
-            outcome: None,
-        };
+        let mut pos =
+            Position { variant, cells, to_move: setup.to_move, king, hash: 0, ply: 0, counts, history: Vec::with_capacity(64), rep_start: 0, outcome: None };
         pos.hash = pos.compute_hash();
         pos.history.push(pos.hash);
         pos.outcome = pos.static_outcome();

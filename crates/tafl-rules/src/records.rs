@@ -136,7 +136,7 @@ pub fn parse_records(text: &str) -> (RecordForm, Vec<Result<RawRecord, RecordErr
             .enumerate()
             .filter(|(_, l)| {
                 let t = l.trim();
-                !t.is_empty() && !t.starts_with('#') && !(form == RecordForm::Csv && t.starts_with("moves,"))
+                !t.is_empty() && !t.starts_with('#') && (form != RecordForm::Csv || !t.starts_with("moves,"))
             })
             .map(|(i, l)| if form == RecordForm::Csv { parse_csv_line(l, i + 1) } else { parse_numbered_line(l, i + 1) })
             .collect(),
@@ -202,7 +202,8 @@ fn split_result(l: &str) -> Option<(&str, RecordResult)> {
 }
 
 fn parse_numbered_line(l: &str, line: usize) -> Result<RawRecord, RecordError> {
-    let (moves, result) = split_result(l).ok_or_else(|| err(line, "no result at the end of the line (expected `white won`, `black won`, `draw` or `ongoing`)"))?;
+    let (moves, result) =
+        split_result(l).ok_or_else(|| err(line, "no result at the end of the line (expected `white won`, `black won`, `draw` or `ongoing`)"))?;
     let (moves, stop) = moves_and_stop(split_moves(moves), line)?;
     Ok(RawRecord { line, rules: None, moves, stop, result, capture_counts: None })
 }

@@ -43,7 +43,9 @@ impl Who {
 /// When a special square acts as a capturing partner against a side.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(Default)]
 pub enum When {
+    #[default]
     Never,
     WhenEmpty,
     Always,
@@ -96,12 +98,6 @@ pub struct Camps {
     pub squares: Vec<Square>,
     pub hostile_to_attackers: When,
     pub hostile_to_defenders: When,
-}
-
-impl Default for When {
-    fn default() -> Self {
-        When::Never
-    }
 }
 
 /// Whether the king takes part in captures.
@@ -219,19 +215,8 @@ impl Default for RuleSet {
         RuleSet {
             first: Side::Attackers,
             escape: Escape::Corners,
-            throne: Throne {
-                enabled: true,
-                stop: Who::King,
-                pass: Who::All,
-                hostile_to_attackers: When::Always,
-                hostile_to_defenders: When::WhenEmpty,
-            },
-            corners: Corners {
-                kind: CornerKind::Single,
-                stop: Who::King,
-                hostile_to_attackers: When::Always,
-                hostile_to_defenders: When::Always,
-            },
+            throne: Throne { enabled: true, stop: Who::King, pass: Who::All, hostile_to_attackers: When::Always, hostile_to_defenders: When::WhenEmpty },
+            corners: Corners { kind: CornerKind::Single, stop: Who::King, hostile_to_attackers: When::Always, hostile_to_defenders: When::Always },
             camps: Camps::default(),
             king_armed: KingArmed::Yes,
             king_strength: KingStrength::Strong,

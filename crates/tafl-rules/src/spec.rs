@@ -20,16 +20,12 @@ impl Variant {
             return Variant::from_toml_str(text, spec);
         }
         if spec.contains("dim:") {
-            return parse_rules_string(spec)
-                .map_err(|e| ParseError { message: format!("OpenTafl rules string: {}", e.message), ..e });
+            return parse_rules_string(spec).map_err(|e| ParseError { message: format!("OpenTafl rules string: {}", e.message), ..e });
         }
         let path = Path::new(spec);
         if spec.ends_with(".toml") || path.exists() {
             return Variant::from_file(path);
         }
-        Err(load_error(
-            spec,
-            format!("unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)", preset_names()),
-        ))
+        Err(load_error(spec, format!("unknown variant (presets: {}; or give a .toml path or an OpenTafl rules string)", preset_names())))
     }
 }

@@ -1,7 +1,7 @@
 //! The typed vocabulary of the game: sides, pieces, moves and outcomes.
 
-use crate::parse_error::{ParseError, ParseKind};
 use crate::geometry::Square;
+use crate::parse_error::{ParseError, ParseKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -52,11 +52,7 @@ impl std::str::FromStr for Side {
         match s {
             "attackers" | "attacker" | "a" => Ok(Side::Attackers),
             "defenders" | "defender" | "d" => Ok(Side::Defenders),
-            _ => Err(ParseError::new(
-                ParseKind::Side,
-                s,
-                format!("bad side `{s}` (expected attackers or defenders)"),
-            )),
+            _ => Err(ParseError::new(ParseKind::Side, s, format!("bad side `{s}` (expected attackers or defenders)"))),
         }
     }
 }

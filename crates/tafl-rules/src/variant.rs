@@ -121,12 +121,7 @@ impl Variant {
     /// A [`ParseKind::Variant`] error (its input the name): rules that contradict the board
     /// (corner escape without corners, camps off the board) and layouts that are not legal
     /// starting positions.
-    pub fn new(
-        name: &str,
-        rules: RuleSet,
-        geometry: Geometry,
-        mut layout: Vec<(Square, Piece)>,
-    ) -> Result<Variant, ParseError> {
+    pub fn new(name: &str, rules: RuleSet, geometry: Geometry, mut layout: Vec<(Square, Piece)>) -> Result<Variant, ParseError> {
         let bad = |m: String| ParseError::new(ParseKind::Variant, name, m);
         layout.sort_by_key(|(s, _)| (s.rank(), s.file()));
         if rules.escape == Escape::Corners && rules.corners.kind == CornerKind::None {
@@ -138,15 +133,7 @@ impl Variant {
             }
         }
         let tables = Box::new(build_tables(&rules, geometry));
-        let v = Variant {
-            name: name.to_string(),
-            description: String::new(),
-            source: String::new(),
-            rules,
-            geometry,
-            layout,
-            tables,
-        };
+        let v = Variant { name: name.to_string(), description: String::new(), source: String::new(), rules, geometry, layout, tables };
         validate_pieces(&v, &v.layout)?;
         Ok(v)
     }
@@ -194,9 +181,7 @@ impl Variant {
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| err(toml_error_line(text, &e)))?;
         for key in doc.keys() {
             if !["name", "description", "source", "base", "layout", "rules"].contains(&key.as_str()) {
-                return Err(err(format!(
-                    "unknown key `{key}` (expected name, description, source, base, layout, rules)"
-                )));
+                return Err(err(format!("unknown key `{key}` (expected name, description, source, base, layout, rules)")));
             }
         }
         let get_str = |k: &str| -> Result<Option<String>, ParseError> {
@@ -209,11 +194,7 @@ impl Variant {
         let mut rules_value = toml::Value::try_from(RuleSet::default()).expect("default rules serialize");
         let mut layout_text = None;
         if let Some(base) = get_str("base")? {
-            let base_text = PRESETS
-                .iter()
-                .find(|(n, _)| *n == base)
-                .map(|(_, t)| *t)
-                .ok_or_else(|| err(format!("base: unknown preset `{base}`")))?;
+            let base_text = PRESETS.iter().find(|(n, _)| *n == base).map(|(_, t)| *t).ok_or_else(|| err(format!("base: unknown preset `{base}`")))?;
             let base_doc: toml::Table = base_text.parse().map_err(|e| err(format!("base {base}: {e}")))?;
             if let Some(r) = base_doc.get("rules") {
                 merge(&mut rules_value, r);
@@ -229,17 +210,13 @@ impl Variant {
         for o in overrides {
             apply_override(&mut rules_value, o).map_err(|m| err(format!("--set {o}: {m}")))?;
         }
-        let rules: RuleSet = rules_value
-            .try_into()
-            .map_err(|e: toml::de::Error| err(format!("rules: {}", e.message().trim())))?;
+        let rules: RuleSet = rules_value.try_into().map_err(|e: toml::de::Error| err(format!("rules: {}", e.message().trim())))?;
         if let Some(l) = get_str("layout")? {
             layout_text = Some(l);
         }
         let layout_text = layout_text.ok_or_else(|| err("missing `layout` (and no `base` to take it from)".into()))?;
         let (geometry, layout) = parse_layout(&layout_text).map_err(|m| err(format!("layout: {m}")))?;
-        let name = get_str("name")?.unwrap_or_else(|| {
-            Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        });
+        let name = get_str("name")?.unwrap_or_else(|| Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
         let mut v = Variant::new(&name, rules, geometry, layout).map_err(|e| err(e.message))?;
         v.description = get_str("description")?.unwrap_or_default();
         v.source = get_str("source")?.unwrap_or_default();
@@ -348,9 +325,7 @@ pub(crate) fn check_pieces(v: &Variant, pieces: &[(Square, Piece)]) -> Result<()
             return Err(SetupError::Occupied(sq));
         }
         let flags = v.tables.flags[sq.index()];
-        let allowed = v.may_stop(piece, sq, sq)
-            || (flags & THRONE != 0 && piece == Piece::King)
-            || flags & CAMP != 0;
+        let allowed = v.may_stop(piece, sq, sq) || (flags & THRONE != 0 && piece == Piece::King) || flags & CAMP != 0;
         if !allowed {
             return Err(SetupError::Restricted { square: sq, piece });
         }
@@ -445,8 +420,7 @@ fn build_tables(rules: &RuleSet, g: Geometry) -> Tables {
     }
     let lim = |x: u8| if x == 0 { UNLIMITED } else { x };
     for p in Piece::ALL {
-        t.max_dist[cell::piece_index(cell::of_piece(p))] =
-            lim(if p == Piece::King { rules.speed.king } else { rules.speed.others });
+        t.max_dist[cell::piece_index(cell::of_piece(p))] = lim(if p == Piece::King { rules.speed.king } else { rules.speed.others });
     }
     t
 }
@@ -460,8 +434,7 @@ pub fn parse_layout(text: &str) -> Result<(Geometry, Vec<(Square, Piece)>), Pars
     let bad = |m: String| ParseError::new(ParseKind::Layout, text, m);
     let rows: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let n = rows.len();
-    let geometry = Geometry::new(u8::try_from(n).unwrap_or(u8::MAX))
-        .map_err(|e| bad(format!("{n} rows: {e}")))?;
+    let geometry = Geometry::new(u8::try_from(n).unwrap_or(u8::MAX)).map_err(|e| bad(format!("{n} rows: {e}")))?;
     let mut pieces = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         let len = row.chars().count();
@@ -475,9 +448,7 @@ pub fn parse_layout(text: &str) -> Result<(Geometry, Vec<(Square, Piece)>), Pars
                 'a' => Piece::Attacker,
                 'd' => Piece::Defender,
                 'k' => Piece::King,
-                other => {
-                    return Err(bad(format!("row {} (from the top) has `{other}`; use . a d k", i + 1)))
-                }
+                other => return Err(bad(format!("row {} (from the top) has `{other}`; use . a d k", i + 1))),
             };
             pieces.push((Square::new(f as u8, rank), piece));
         }
@@ -508,11 +479,8 @@ fn apply_override(rules: &mut toml::Value, spec: &str) -> Result<(), String> {
     let (key, value) = spec.split_once('=').ok_or("expected key=value")?;
     let key = key.trim();
     let value = value.trim();
-    let parsed: toml::Value = format!("v = {value}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let parsed: toml::Value =
+        format!("v = {value}").parse::<toml::Table>().ok().and_then(|mut t| t.remove("v")).unwrap_or_else(|| toml::Value::String(value.to_string()));
     let mut cur = rules;
     let parts: Vec<&str> = key.split('.').collect();
     for (i, part) in parts.iter().enumerate() {

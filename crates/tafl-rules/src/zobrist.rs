@@ -31,7 +31,8 @@ const fn generate() -> [[u64; CELLS]; PIECE_KINDS] {
 
 static KEYS: [[u64; CELLS]; PIECE_KINDS] = generate();
 
-/// Key for "defenders to move".
+/// Key for "defenders to move" (the seed's digits spell SEED OF SIDE, hence the grouping).
+#[allow(clippy::unusual_byte_groupings)]
 pub const SIDE: u64 = splitmix(0x5EED_0F_51DE).1;
 
 /// Key of the piece with cell code `code` (a piece, see [`crate::cell`]) on `cell`.

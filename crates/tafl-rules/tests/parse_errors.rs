@@ -46,14 +46,9 @@ fn sides() {
 #[test]
 fn moves_name_the_record() {
     let g = brandubh_geometry();
-    for (bad, needle) in [
-        ("d1-e2", "one rank or file"),
-        ("d1d3", "expected from-to"),
-        ("d1-h1", "h1"),
-        ("d1^d3", "berserk"),
-        ("---", "resignation"),
-        ("d1-d3xq9", "q9"),
-    ] {
+    for (bad, needle) in
+        [("d1-e2", "one rank or file"), ("d1d3", "expected from-to"), ("d1-h1", "h1"), ("d1^d3", "berserk"), ("---", "resignation"), ("d1-d3xq9", "q9")]
+    {
         let e = parse_move(bad, g).unwrap_err();
         check(&e, ParseKind::Move, bad, &format!("bad move `{bad}`"));
         assert!(e.message.contains(needle), "{e}");

@@ -16,15 +16,11 @@ fn perft_fixtures_match() {
         }
         let f: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(f.len(), 4, "perft.txt line {}: expected variant depth leaves captures", no + 1);
-        let (name, depth, leaves, captures): (&str, u32, u64, u64) =
-            (f[0], f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap());
+        let (name, depth, leaves, captures): (&str, u32, u64, u64) = (f[0], f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap());
         let mut pos = Position::start(Arc::new(Variant::from_spec(name).unwrap()));
         let got = perft(&mut pos, depth);
         if (got.leaves, got.captures) != (leaves, captures) {
-            failures.push(format!(
-                "{name} depth {depth}: expected {leaves} leaves / {captures} captures, got {} / {}",
-                got.leaves, got.captures
-            ));
+            failures.push(format!("{name} depth {depth}: expected {leaves} leaves / {captures} captures, got {} / {}", got.leaves, got.captures));
         }
         checked += 1;
     }

@@ -138,7 +138,10 @@ fn check(p: &mut Position) {
     assert!(Arc::ptr_eq(a.variant(), b.variant()));
     for &mv in generated.iter().take(4) {
         let (ua, ub) = (a.make(mv), b.make(mv));
-        assert_eq!((position_string(&a), a.hash(), a.ply(), a.repetitions(), a.outcome()), (position_string(&b), b.hash(), b.ply(), b.repetitions(), b.outcome()));
+        assert_eq!(
+            (position_string(&a), a.hash(), a.ply(), a.repetitions(), a.outcome()),
+            (position_string(&b), b.hash(), b.ply(), b.repetitions(), b.outcome())
+        );
         a.unmake(mv, &ua);
         b.unmake(mv, &ub);
     }

@@ -12,24 +12,27 @@ use tafl_rules::{Reason, Side};
 #[test]
 fn pieces_move_like_rooks_and_stop_before_other_pieces() {
     let v = variant("brandubh");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . k . . .
         . . . . . . .
         . a . . d . .
-        + . . . . . +", Side::Attackers);
-    assert_eq!(
-        moves_from(&p, "b2"),
-        ["b2-a2", "b2-b1", "b2-b3", "b2-b4", "b2-b5", "b2-b6", "b2-b7", "b2-c2", "b2-d2"]
+        + . . . . . +",
+        Side::Attackers,
     );
+    assert_eq!(moves_from(&p, "b2"), ["b2-a2", "b2-b1", "b2-b3", "b2-b4", "b2-b5", "b2-b6", "b2-b7", "b2-c2", "b2-d2"]);
 }
 
 #[test]
 fn empty_throne_can_be_passed_by_all_but_only_the_king_stops_copenhagen() {
     let v = variant("copenhagen");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . . . . . +
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -40,7 +43,9 @@ fn empty_throne_can_be_passed_by_all_but_only_the_king_stops_copenhagen() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . d . . . . .
-        + . . . . . . . . . +", Side::Attackers);
+        + . . . . . . . . . +",
+        Side::Attackers,
+    );
     assert!(legal(&p, "b6-e6"));
     assert!(!legal(&p, "b6-f6"), "attackers may not stop on the throne");
     assert!(legal(&p, "b6-g6"), "attackers may pass over the empty throne");
@@ -54,7 +59,9 @@ fn empty_throne_can_be_passed_by_all_but_only_the_king_stops_copenhagen() {
 #[test]
 fn king_may_return_to_the_throne_copenhagen() {
     let v = variant("copenhagen");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . . . . . +
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -65,7 +72,9 @@ fn king_may_return_to_the_throne_copenhagen() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . . a . . . .
-        + . . . . . . . . . +", Side::Defenders);
+        + . . . . . . . . . +",
+        Side::Defenders,
+    );
     assert!(legal(&p, "f7-f6"));
     assert!(legal(&p, "f7-f3"), "the king passes the throne too");
 }
@@ -73,7 +82,9 @@ fn king_may_return_to_the_throne_copenhagen() {
 #[test]
 fn only_the_king_passes_the_throne_in_tablut() {
     let v = variant("tablut");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . . . +
         . . . . . . . . .
         . . . . . . . . .
@@ -82,7 +93,9 @@ fn only_the_king_passes_the_throne_in_tablut() {
         . . . . . . . . .
         . . . . k . . . .
         . . . . . . . . .
-        + . . . . . . . +", Side::Attackers);
+        + . . . . . . . +",
+        Side::Attackers,
+    );
     assert!(legal(&p, "b5-d5"));
     assert!(!legal(&p, "b5-f5"), "attackers may not pass the throne in tablut");
     let mut p = p;
@@ -94,14 +107,18 @@ fn only_the_king_passes_the_throne_in_tablut() {
 #[test]
 fn corners_admit_only_the_king() {
     let v = variant("brandubh");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         d . . . . . a
-        . k . . . . +", Side::Defenders);
+        . k . . . . +",
+        Side::Defenders,
+    );
     assert!(!legal(&p, "a2-a1"), "a defender may not enter a corner");
     assert!(legal(&p, "b1-a1"), "the king may");
     let mut p = p;
@@ -112,35 +129,45 @@ fn corners_admit_only_the_king() {
 #[test]
 fn magpie_king_moves_one_square() {
     let v = variant("magpie");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . k . . . .
         . . . . . . .
-        + a . . . . +", Side::Defenders);
+        + a . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(moves_from(&p, "c3"), ["c3-b3", "c3-c2", "c3-c4", "c3-d3"]);
 }
 
 #[test]
 fn ard_ri_every_piece_moves_one_square() {
     let v = variant("ard-ri");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . k . . . .
         . . . . . a .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(moves_from(&p, "f2"), ["f2-e2", "f2-f1", "f2-f3", "f2-g2"]);
 }
 
 #[test]
 fn foteviken_camps_can_be_left_but_not_entered_or_crossed() {
     let v = variant("foteviken-tablut");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         d . . + + + . . .
         . . . . + . . . .
         . . . . . . . . .
@@ -149,7 +176,9 @@ fn foteviken_camps_can_be_left_but_not_entered_or_crossed() {
         + . . . . . . . +
         . . . . . . . . .
         . . . . + . . . .
-        . . . + + + . . .", Side::Attackers);
+        . . . + + + . . .",
+        Side::Attackers,
+    );
     assert!(legal(&p, "b5-a5"), "a piece may move within its own camp");
     assert!(legal(&p, "b5-c5"), "and leave it");
     assert!(legal(&p, "b5-d5"));
@@ -164,7 +193,9 @@ fn foteviken_camps_can_be_left_but_not_entered_or_crossed() {
 #[test]
 fn foteviken_king_may_not_return_to_or_cross_the_throne() {
     let v = variant("foteviken-tablut");
-    let p = board(&v, "
+    let p = board(
+        &v,
+        "
         . . . + + + . . .
         . . . . + . . . .
         . . . . k . . . .
@@ -173,7 +204,9 @@ fn foteviken_king_may_not_return_to_or_cross_the_throne() {
         + . . . . . . . +
         . . . . . . . . .
         . . . . + . a . .
-        . . . + + + . . .", Side::Defenders);
+        . . . + + + . . .",
+        Side::Defenders,
+    );
     assert!(!legal(&p, "e7-e5"));
     assert!(!legal(&p, "e7-e4"));
     assert!(legal(&p, "e7-e6"));
@@ -184,28 +217,36 @@ fn foteviken_king_may_not_return_to_or_cross_the_throne() {
 #[test]
 fn custodial_capture_between_two_enemies() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . a . . +
         . . . . . . .
         . a d . . . .
         . . . k . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "d7-d5"), ["c5"]);
 }
 
 #[test]
 fn moving_between_two_enemies_is_safe() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . a . a . . .
         . . . k . . .
         . . d . . . .
         . . . . . . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "c3-c5"), Vec::<String>::new());
     assert_eq!(p.piece_at("c5".parse().unwrap()), Some(tafl_rules::Piece::Defender));
 }
@@ -213,56 +254,72 @@ fn moving_between_two_enemies_is_safe() {
 #[test]
 fn one_move_captures_several_pieces() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . a . . +
         . . . . . . .
         . a d . d a .
         . . . + . . .
         . . . . . . .
         . . . . . . k
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "d7-d5"), ["c5", "e5"]);
 }
 
 #[test]
 fn diagonals_never_capture() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . k . . . . .
         . . . . . . .
         . . . + . . a
         . . . . d . .
         . . . a . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "g4-f4"), Vec::<String>::new(), "e3 sits between d2 and f4 diagonally");
 }
 
 #[test]
 fn the_board_edge_is_not_hostile() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . k
         . . . . a . .
-        + . d . . . +", Side::Attackers);
+        + . d . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "e2-c2"), Vec::<String>::new(), "c1 sits between c2 and the edge");
 }
 
 #[test]
 fn corners_are_hostile() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . k
         . . . . . . .
         . . . a . . .
-        + d . . . . +", Side::Attackers);
+        + d . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "d2-c2"), Vec::<String>::new());
     play(&mut p, "g4-g5");
     assert_eq!(play(&mut p, "c2-c1"), ["b1"], "a defender between an attacker and a corner falls");
@@ -271,94 +328,124 @@ fn corners_are_hostile() {
 #[test]
 fn empty_throne_is_hostile_to_defenders_but_not_when_the_king_is_on_it() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . a . . .
         . . . . . . .
         . . . + d . .
         . . . . . . .
         . . . . . . k
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     // e4 is next to the empty throne d4 only sideways: an attacker on f4 captures it.
     play(&mut p, "d6-f6");
     play(&mut p, "g2-g3");
     assert_eq!(play(&mut p, "f6-f4"), ["e4"]);
 
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . a .
         . . . k d . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "f5-f4"), Vec::<String>::new(), "the occupied throne is not hostile to defenders");
 }
 
 #[test]
 fn throne_is_always_hostile_to_attackers_even_with_an_unarmed_king_on_it() {
     let v = variant_with("brandubh", |r| r.king_armed = KingArmed::No);
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . d .
         . . . a . . .
         . . . k . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "f6-d6"), ["d5"]);
 }
 
 #[test]
 fn armed_king_captures_as_hammer_and_as_anvil() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . d a . . k .
         . . . + . . .
         . . . . . . .
         . . . a d . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "f5-d5"), ["c5"], "king as hammer");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         . k a . d . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "e2-d2"), ["c2"], "king as anvil");
 }
 
 #[test]
 fn unarmed_king_is_neither_hammer_nor_anvil() {
     let v = variant_with("brandubh", |r| r.king_armed = KingArmed::No);
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . d a . . k .
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + . . a . . +", Side::Defenders);
+        + . . a . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "f5-d5"), Vec::<String>::new(), "not as hammer");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         . k a . d . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "e2-d2"), Vec::<String>::new(), "not as anvil");
 }
 
 #[test]
 fn empty_camps_are_hostile_foteviken() {
     let v = variant("foteviken-tablut");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         d . . + + + . . .
         . . . . + . . . .
         a . . . . . . . .
@@ -367,7 +454,9 @@ fn empty_camps_are_hostile_foteviken() {
         + . . . . . . . +
         . . . . . . . . .
         . . . . + . . . .
-        . . . + + + . . .", Side::Defenders);
+        . . . + + + . . .",
+        Side::Defenders,
+    );
     assert_eq!(play(&mut p, "a9-a8"), ["a7"], "an attacker between a defender and an empty camp falls");
 }
 
@@ -376,14 +465,18 @@ fn empty_camps_are_hostile_foteviken() {
 #[test]
 fn weak_king_is_captured_by_two_away_from_the_throne() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . a . . +
         . a k . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "d7-d6");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
@@ -411,24 +504,32 @@ fn weak_king_on_the_throne_needs_four_attackers() {
 #[test]
 fn weak_king_beside_the_throne_needs_three_attackers_and_the_throne() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . a
         . . a k a . .
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "g6-d6");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . a k . . a
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "g5-e5");
     assert_eq!(p.outcome(), None, "two attackers do not capture the king beside the throne");
 }
@@ -436,14 +537,18 @@ fn weak_king_beside_the_throne_needs_three_attackers_and_the_throne() {
 #[test]
 fn weak_king_is_captured_against_a_hostile_corner() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . . a . . . .
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + k . . . . +", Side::Attackers);
+        + k . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "c5-c1");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
@@ -460,28 +565,36 @@ fn opentafl_brandub() -> std::sync::Arc<tafl_rules::Variant> {
 
 #[test]
 fn king_weak_everywhere_is_captured_by_two_on_the_throne() {
-    let mut p = board(&opentafl_brandub(), "
+    let mut p = board(
+        &opentafl_brandub(),
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . a k . . a
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "g4-e4");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
 
 #[test]
 fn king_weak_everywhere_is_captured_by_two_beside_the_throne() {
-    let mut p = board(&opentafl_brandub(), "
+    let mut p = board(
+        &opentafl_brandub(),
+        "
         + . . . . . +
         . . . . . . .
         . . a k . . a
         . . . + . . .
         . . . . . . .
         . . . . . . .
-        + . . . . . +", Side::Attackers);
+        + . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "g5-e5");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
@@ -489,14 +602,18 @@ fn king_weak_everywhere_is_captured_by_two_beside_the_throne() {
 #[test]
 fn king_weak_everywhere_is_captured_against_the_throne_only_where_it_is_hostile_to_defenders() {
     // A throne hostile to nobody (OpenTafl's Brandub) is no captor.
-    let mut p = board(&opentafl_brandub(), "
+    let mut p = board(
+        &opentafl_brandub(),
+        "
         + . . . . . +
         . . . . . . .
         . . . k . . .
         . . . + . . .
         . . . . . . .
         . d . . . . .
-        + . . . a . +", Side::Attackers);
+        + . . . a . +",
+        Side::Attackers,
+    );
     play_all(&mut p, "e1-e6 b2-b3");
     play(&mut p, "e6-d6");
     assert_eq!(p.outcome(), None, "an attacker above him, the throne below");
@@ -520,14 +637,18 @@ fn king_weak_everywhere_is_captured_against_the_throne_only_where_it_is_hostile_
 
 #[test]
 fn king_weak_everywhere_is_not_captured_against_the_edge() {
-    let mut p = board(&opentafl_brandub(), "
+    let mut p = board(
+        &opentafl_brandub(),
+        "
         + . . . . . +
         . . . . . . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         . . . . . . a
-        + . . k . . +", Side::Attackers);
+        + . . k . . +",
+        Side::Attackers,
+    );
     play(&mut p, "g2-d2");
     assert_eq!(p.outcome(), None, "the edge is no captor");
 }
@@ -558,7 +679,9 @@ fn strong_king_is_not_captured_by_two() {
 
 #[test]
 fn strong_king_is_captured_by_four() {
-    let mut p = board(&variant("copenhagen"), "
+    let mut p = board(
+        &variant("copenhagen"),
+        "
         + . . . . . . . . . +
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -569,14 +692,18 @@ fn strong_king_is_captured_by_four() {
         . . . . . . . . . . .
         . a k a . . . . . . .
         . . a . . . . . . . .
-        + . . . . . . . . . +", Side::Attackers);
+        + . . . . . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "c8-c4");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
 
 #[test]
 fn strong_king_on_the_throne_needs_four() {
-    let mut p = board(&variant("copenhagen"), "
+    let mut p = board(
+        &variant("copenhagen"),
+        "
         + . . . . . . . . . +
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -587,14 +714,18 @@ fn strong_king_on_the_throne_needs_four() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . a . . . . .
-        + . . . . . . . . . +", Side::Attackers);
+        + . . . . . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "f2-f5");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
 
 #[test]
 fn strong_king_beside_the_throne_is_captured_by_three_and_the_throne() {
-    let mut p = board(&variant("copenhagen"), "
+    let mut p = board(
+        &variant("copenhagen"),
+        "
         + . . . . . . . . . +
         . . . . . a . . . . .
         . . . . . . . . . . .
@@ -605,14 +736,18 @@ fn strong_king_beside_the_throne_is_captured_by_three_and_the_throne() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . . . . . . .
-        + . . . . . . . . . +", Side::Attackers);
+        + . . . . . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "f10-f8");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
 
 #[test]
 fn strong_king_on_the_edge_is_safe_in_copenhagen() {
-    let mut p = board(&variant("copenhagen"), "
+    let mut p = board(
+        &variant("copenhagen"),
+        "
         + . . . . . . . . . +
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -623,14 +758,18 @@ fn strong_king_on_the_edge_is_safe_in_copenhagen() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . . . . d . .
-        + . . . . . . . . . +", Side::Attackers);
+        + . . . . . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "e6-b6");
     assert_eq!(p.outcome(), None);
 }
 
 #[test]
 fn strong_king_on_the_edge_is_captured_by_three_where_the_edge_counts_tablut() {
-    let mut p = board(&variant("tablut"), "
+    let mut p = board(
+        &variant("tablut"),
+        "
         + . . . . . . . +
         . . . . . . . . .
         . . . . . . . . .
@@ -639,7 +778,9 @@ fn strong_king_on_the_edge_is_captured_by_three_where_the_edge_counts_tablut() {
         k . . . a . . . .
         a . . . . . . . .
         . . . . . . . . .
-        + . . . . . . . +", Side::Attackers);
+        + . . . . . . . +",
+        Side::Attackers,
+    );
     play(&mut p, "e4-b4");
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::KingCaptured));
 }
@@ -647,14 +788,18 @@ fn strong_king_on_the_edge_is_captured_by_three_where_the_edge_counts_tablut() {
 #[test]
 fn a_king_moving_between_two_attackers_is_not_captured() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . . . . . . .
         . a . a . . .
         . . . + . . .
         . . k . . . .
         . . . . . . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     play(&mut p, "c3-c5");
     assert_eq!(p.outcome(), None);
 }
@@ -741,12 +886,7 @@ fn fort_board(rank4: &str, rank3: &str, rank2: &str, rank1: &str) -> String {
 
 #[test]
 fn unbreakable_exit_fort_wins_for_the_defenders() {
-    let b = fort_board(
-        ". . . . . . . . . . .",
-        ". . . . d d d . . . .",
-        ". . . . d k d . . . .",
-        "+ . . . d . d . . . +",
-    );
+    let b = fort_board(". . . . . . . . . . .", ". . . . d d d . . . .", ". . . . d k d . . . .", "+ . . . d . d . . . +");
     let mut p = board(&variant("copenhagen"), &b, Side::Defenders);
     play(&mut p, "f2-f1");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::ExitFort));
@@ -773,12 +913,7 @@ fn a_defender_closing_the_fort_around_the_king_on_the_edge_wins() {
 #[test]
 fn breakable_fort_does_not_win() {
     // f3 could be captured from e3 and g3.
-    let b = fort_board(
-        ". . . . . . . . . . .",
-        ". . . . . d . . . . .",
-        ". . . . d k d . . . .",
-        "+ . . . d . d . . . +",
-    );
+    let b = fort_board(". . . . . . . . . . .", ". . . . . d . . . . .", ". . . . d k d . . . .", "+ . . . d . d . . . +");
     let mut p = board(&variant("copenhagen"), &b, Side::Defenders);
     play(&mut p, "f2-f1");
     assert_eq!(p.outcome(), None);
@@ -799,12 +934,7 @@ fn fort_with_an_attacker_inside_does_not_win() {
 
 #[test]
 fn fort_where_the_king_cannot_move_does_not_win() {
-    let b = fort_board(
-        ". . . . . d . . . . .",
-        ". . . . . . . . . . .",
-        ". . . . d . d . . . .",
-        "+ . . . d k d . . . +",
-    );
+    let b = fort_board(". . . . . d . . . . .", ". . . . . . . . . . .", ". . . . d . d . . . .", "+ . . . d k d . . . +");
     let mut p = board(&variant("copenhagen"), &b, Side::Defenders);
     play(&mut p, "f4-f2");
     assert_eq!(p.outcome(), None);
@@ -854,14 +984,18 @@ fn no_encirclement_where_the_rules_have_none() {
 
 fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<tafl_rules::Outcome>) {
     let v = variant_with("brandubh", |r| r.repetition = rule);
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . a . . . . .
         . . . . . . .
         . . . k . . .
         . . . . . . .
         . . . . . d .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     play_all(&mut p, "f2-f3 b6-b5 f3-f2 b5-b6 f2-f3 b6-b5 f3-f2");
     let before = p.outcome();
     play(&mut p, "b5-b6");
@@ -898,14 +1032,18 @@ fn repetition_ignored() {
 #[test]
 fn a_capture_resets_repetition() {
     let v = variant("brandubh");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . . . . . +
         . a . . . . .
         . . . . . . .
         . . . k . . .
         . . . . . . .
         . . . . . d .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     play_all(&mut p, "f2-f3 b6-b5 f3-f2 b5-b6");
     assert_eq!(p.repetitions(), 2);
 }
@@ -932,14 +1070,18 @@ fn a_side_without_moves_loses() {
 #[test]
 fn blocking_the_square_both_last_movable_pieces_need_wins() {
     // b7 and a6 can each step only to b6 (a7 is a corner, c7 and a5 are held).
-    let mut p = board(&variant("brandubh"), "
+    let mut p = board(
+        &variant("brandubh"),
+        "
         + a d . . . +
         a . . . . . .
         d . . . . . .
         . . . k . . .
         . d . . . . .
         . . . . . . .
-        + . . . . . +", Side::Defenders);
+        + . . . . . +",
+        Side::Defenders,
+    );
     play(&mut p, "b3-b6");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::NoMoves));
 }
@@ -952,14 +1094,18 @@ fn a_shieldwall_bracketed_by_a_corner_can_take_the_last_movable_pieces() {
         r.shieldwall = true;
         r.corners.stop = Who::All;
     });
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         + . a k d a +
         . . . a a . .
         . . . . . . .
         . . . + . . .
         . . . . . . .
         . a a . . . .
-        + d d . . a +", Side::Attackers);
+        + d d . . a +",
+        Side::Attackers,
+    );
     assert_eq!(play(&mut p, "f1-d1"), ["b1", "c1"]);
     assert_eq!(p.outcome(), win(Side::Attackers, Reason::NoMoves));
 }
@@ -993,7 +1139,9 @@ fn king_escapes_to_a_corner_but_not_to_another_edge_square() {
 
 #[test]
 fn king_escapes_to_any_edge_square_in_edge_variants() {
-    let mut p = board(&variant("tablut-linnaeus"), "
+    let mut p = board(
+        &variant("tablut-linnaeus"),
+        "
         . . . . . . . . .
         . . . . . . . . .
         . . . . . . . . .
@@ -1002,7 +1150,9 @@ fn king_escapes_to_any_edge_square_in_edge_variants() {
         . . . . . . . . .
         . . . . k . . . .
         . . . . . . . . .
-        . . . . . . . . .", Side::Defenders);
+        . . . . . . . . .",
+        Side::Defenders,
+    );
     play(&mut p, "e3-e1");
     assert_eq!(p.outcome(), win(Side::Defenders, Reason::EdgeEscape));
 }
@@ -1037,7 +1187,9 @@ fn alea_evangelii_corner_blocks_admit_only_the_king_who_escapes_there() {
 #[test]
 fn without_a_throne_the_centre_is_an_ordinary_square_tawlbwrdd() {
     let v = variant("tawlbwrdd");
-    let mut p = board(&v, "
+    let mut p = board(
+        &v,
+        "
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . . . . . . . . .
@@ -1048,7 +1200,9 @@ fn without_a_throne_the_centre_is_an_ordinary_square_tawlbwrdd() {
         . . . . . . . . . . .
         . . . . . . . . . . .
         . . . d . . . . . . .
-        . . . . . . . . . . .", Side::Attackers);
+        . . . . . . . . . . .",
+        Side::Attackers,
+    );
     assert!(legal(&p, "b6-f6"), "an attacker may stop on the centre");
     play(&mut p, "b6-e6");
     assert_eq!(play(&mut p, "d2-d6"), Vec::<String>::new(), "the empty centre f6 is not hostile");

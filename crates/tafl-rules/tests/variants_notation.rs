@@ -183,10 +183,7 @@ fn bad_position_strings_are_refused() {
         let e = parse_position(v.clone(), s, Side::Attackers).unwrap_err().to_string();
         assert!(e.contains(needle), "{s}: {e}");
     }
-    assert!(matches!(
-        parse_position(v, "/3t3/3t3/3T3/ttTTTtt/3T3/3t3/3t3/", Side::Attackers),
-        Err(SetupError::KingCount(0))
-    ));
+    assert!(matches!(parse_position(v, "/3t3/3t3/3T3/ttTTTtt/3T3/3t3/3t3/", Side::Attackers), Err(SetupError::KingCount(0))));
 }
 
 #[test]
@@ -256,10 +253,8 @@ fn opentafl_builtin_rules_strings_load_as_opentafl_plays_them() {
     assert_eq!(c.rules.repetition, Repetition::MoverLoses, "OpenTafl's tfr:w: the mover loses");
     assert_eq!((c.rules.king_strength, c.rules.king_on_edge), (KingStrength::Strong, KingOnEdge::Safe));
     assert!(c.rules.shieldwall && c.rules.exit_fort);
-    let m = parse_rules_string(&format!(
-        "dim:7 name:Magpie surf:n atkf:y ks:m spd:-1,-1,-1,-1,-1,-1,-1,-1,-1,1,-1,-1, start:/3t3/1t3t1/3T3/t1TKT1t/3T3/1t3t1/3t3/"
-    ))
-    .unwrap();
+    let m =
+        parse_rules_string("dim:7 name:Magpie surf:n atkf:y ks:m spd:-1,-1,-1,-1,-1,-1,-1,-1,-1,1,-1,-1, start:/3t3/1t3t1/3T3/t1TKT1t/3T3/1t3t1/3t3/").unwrap();
     assert_eq!((m.rules.king_strength, m.rules.king_on_edge), (KingStrength::Strong, KingOnEdge::EdgeCounts));
     assert_eq!((m.rules.speed.king, m.rules.speed.others), (1, 0));
     let berserk = format!("dim:11 name:Berserk surf:n atkf:n tfr:l kj:r ber:c start:{CPH_START}");

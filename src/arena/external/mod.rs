@@ -127,7 +127,6 @@ impl Fault {
     }
 }
 
-
 /// An external engine playing one side at a time, kept in step with the referee's game.
 pub struct External {
     spec: ExternalSpec,
@@ -232,7 +231,8 @@ impl External {
             self.proc = None;
         }
         if let (true, Some(dir)) = (new_game, &self.spec.log) {
-            let header = format!("{} game, engine plays {side} from ply {}: {} {}", self.variant.name, pos.ply(), self.spec.cmd.display(), self.spec.args.join(" "));
+            let header =
+                format!("{} game, engine plays {side} from ply {}: {} {}", self.variant.name, pos.ply(), self.spec.cmd.display(), self.spec.args.join(" "));
             self.transcript.begin(dir, self.spec.protocol, &header).map_err(|reason| Fault::Void { side, reason })?;
         }
         if self.proc.is_none() {

@@ -1,7 +1,6 @@
 //! Helpers shared by the integration tests: boards from ASCII art, moves from strings.
 #![allow(dead_code)]
 
-
 use std::sync::Arc;
 use tafl_rules::variant::parse_layout;
 use tafl_rules::{EndScreen, Move, Outcome, Position, Reason, RuleSet, Setup, Side, Variant};

@@ -84,6 +84,14 @@ impl std::fmt::Display for Wdl {
     }
 }
 
+/// Results summed side by side (e.g. as attackers plus as defenders).
+impl std::ops::Add for Wdl {
+    type Output = Wdl;
+    fn add(self, o: Wdl) -> Wdl {
+        Wdl { win: self.win + o.win, draw: self.draw + o.draw, loss: self.loss + o.loss }
+    }
+}
+
 /// A match summed up from A's view. Rules disagreements and void games are counted apart and
 /// not scored: `games` and the W-D-L counts cover scored games only; forfeits are scored as
 /// losses of the side that forfeited.
@@ -127,8 +135,7 @@ impl MatchSummary {
 
     /// A's total wins, draws, losses.
     pub fn a_total(&self) -> Wdl {
-        let (x, y) = (self.a_as_attackers, self.a_as_defenders);
-        Wdl { win: x.win + y.win, draw: x.draw + y.draw, loss: x.loss + y.loss }
+        self.a_as_attackers + self.a_as_defenders
     }
 }
 

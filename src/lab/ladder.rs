@@ -35,7 +35,7 @@ pub struct LadderRow {
 impl LadderRow {
     /// `-159 (-505 to +187)`: the Elo against the first checkpoint with its interval.
     pub fn elo_text(&self) -> String {
-        format!("{:+.0} ({:+.0} to {:+.0})", self.elo, self.elo_low, self.elo_high)
+        crate::stats::EloEstimate { elo: self.elo, low: self.elo_low, high: self.elo_high }.to_string()
     }
 
     /// The row's line on the terminal: generation, Elo and the self-play rates.

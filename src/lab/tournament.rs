@@ -140,8 +140,7 @@ enum Saved {
 impl PairingRecord {
     /// A's wins, draws and losses over both sides.
     pub fn a_total(&self) -> Wdl {
-        let (x, y) = (self.a_as_attackers, self.a_as_defenders);
-        Wdl { win: x.win + y.win, draw: x.draw + y.draw, loss: x.loss + y.loss }
+        self.a_as_attackers + self.a_as_defenders
     }
 
     /// A's points (a draw is half a point).
@@ -429,16 +428,14 @@ fn tournament_md(settings: &Settings, records: &[AgentRecord], done: &[PairingRe
     for r in done {
         let d = st.fit.difference(r.i, r.j);
         s += &format!(
-            "| `{}` | `{}` | {} | {} | {} | {:.1}% | {:+.0} ({:+.0} to {:+.0}) | {:.1} |\n",
+            "| `{}` | `{}` | {} | {} | {} | {:.1}% | {} | {:.1} |\n",
             r.a,
             r.b,
             r.games,
             r.a_as_attackers,
             r.a_as_defenders,
             pct(r.a_points(), r.games),
-            d.elo,
-            d.low,
-            d.high,
+            d,
             r.mean_plies
         );
         for note in r.notes() {

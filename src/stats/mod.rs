@@ -30,21 +30,22 @@ pub fn score_from_elo(elo: f64) -> f64 {
 /// pulled in by half a game so the figure stays finite.
 pub fn elo_from_score(score: f64, games: u32) -> f64 {
     let n = games.max(1) as f64;
-    let s = score.clamp(0.5 / n, 1.0 - 0.5 / n);
-    // `+ 0.0` turns the -0 of an even score into 0.
-    -400.0 * (1.0 / s - 1.0).log10() + 0.0
+    elo_of_bound(score.clamp(0.5 / n, 1.0 - 0.5 / n))
 }
 
-/// Mean and per-game variance of the score of a match with `w` wins, `d` draws, `l` losses.
-/// A match of identical results has no variance; one draw is then added so that intervals
-/// and likelihood ratios stay finite and still grow with the number of games.
-fn score_stats(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
-    let alike = [w, d, l].iter().filter(|&&x| x > 0).count() <= 1;
-    let d = if alike { d + 1 } else { d };
+/// Games, mean score and per-game variance of the score of `w` wins, `d` draws, `l` losses.
+fn trinomial(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
     let n = (w + d + l) as f64;
     let s = (w as f64 + 0.5 * d as f64) / n;
     let var = (w as f64 * (1.0 - s).powi(2) + d as f64 * (0.5 - s).powi(2) + l as f64 * s.powi(2)) / n;
     (n, s, var)
+}
+
+/// [`trinomial`] for the SPRT: a match of identical results has no variance; one draw is then
+/// added so that likelihood ratios stay finite and still grow with the number of games.
+fn score_stats(w: u64, d: u64, l: u64) -> (f64, f64, f64) {
+    let alike = [w, d, l].iter().filter(|&&x| x > 0).count() <= 1;
+    trinomial(w, if alike { d + 1 } else { d }, l)
 }
 
 /// Elo difference with a 95% interval. `low` and `high` may be infinite: a match one side swept
@@ -54,6 +55,13 @@ pub struct EloEstimate {
     pub elo: f64,
     pub low: f64,
     pub high: f64,
+}
+
+/// `+52 (-114 to +inf)`: the estimate and its interval, an unbounded end as `inf`.
+impl std::fmt::Display for EloEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:+.0} ({} to {})", self.elo, Self::bound_text(self.low), Self::bound_text(self.high))
+    }
 }
 
 impl EloEstimate {
@@ -79,6 +87,7 @@ fn elo_of_bound(s: f64) -> f64 {
     } else if s >= 1.0 {
         f64::INFINITY
     } else {
+        // `+ 0.0` turns the -0 of an even score into 0.
         -400.0 * (1.0 / s - 1.0).log10() + 0.0
     }
 }
@@ -97,9 +106,7 @@ pub fn elo_interval(w: u64, d: u64, l: u64) -> EloEstimate {
     if games == 0 {
         return EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY };
     }
-    let n = games as f64;
-    let s = (w as f64 + 0.5 * d as f64) / n;
-    let var = (w as f64 * (1.0 - s).powi(2) + d as f64 * (0.5 - s).powi(2) + l as f64 * s.powi(2)) / n;
+    let (n, s, var) = trinomial(w, d, l);
     let n_eff = if s > 0.0 && s < 1.0 && var > 0.0 { n * s * (1.0 - s) / var } else { n };
     let (lo, hi) = wilson_f(s, n_eff, Z95);
     EloEstimate { elo: elo_from_score(s, games as u32), low: elo_of_bound(lo), high: elo_of_bound(hi) }

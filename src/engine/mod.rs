@@ -247,8 +247,9 @@ impl Engine {
         match parse_position(self.variant.clone(), record, to_move) {
             // The board we already have (a host that sends `position` after every
             // `opponent-move`, as tafl-lab's own client does): keep the game's history, so
-            // that repetitions still count.
-            Ok(p) if p.to_move() == self.position.to_move() && sorted(p.pieces()) == sorted(self.position.pieces()) => Vec::new(),
+            // that repetitions still count. (`pieces` walks the squares in order, so equal boards
+            // give equal lists.)
+            Ok(p) if p.to_move() == self.position.to_move() && p.pieces() == self.position.pieces() => Vec::new(),
             Ok(p) => {
                 self.position = p;
                 self.before_our_move = None;

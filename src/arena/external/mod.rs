@@ -258,7 +258,7 @@ impl External {
                 if self.spec.protocol == Protocol::Htp {
                     return Err(forfeit("an HTP engine plays from the start position: it needs the game's moves".into()));
                 }
-                self.proc().send(&protocol::otep::Command::Position(position_string(pos)).to_string()).map_err(forfeit)?;
+                // The OTEP turn sends this board as `position` before `play`, as every turn.
                 self.board = pos.clone();
             }
         }

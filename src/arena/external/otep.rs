@@ -51,8 +51,6 @@ impl External {
     pub(super) fn otep_turn(&mut self, history: &[Move], side: Side, deadline: Instant, budget: Duration) -> Step<Move> {
         let forfeit = |reason: String| Fault::Forfeit { side, reason };
         let unseen = &history[self.known.len()..];
-        // One move by the opponent since the engine's last move is an `opponent-move`; any
-        // other gap (an opening played before the engine's first turn) is a `position`.
         let mut start = self.board.clone();
         for &m in unseen {
             start.play(m).map_err(|e| Fault::Void { side, reason: format!("referee: {e}") })?;
@@ -61,7 +59,8 @@ impl External {
         // that carries it: OpenTafl's engine mode reads only the move of an `opponent-move`,
         // drops it without a word when its own board finds it illegal, and then plays on a
         // board of its own (docs/engines.md). The `opponent-move` before it keeps the engine's
-        // game history (repetitions) where the boards agree.
+        // game history (repetitions) where the boards agree; it is sent when the opponent made
+        // exactly one move since the engine's last (an opening before its first turn is not).
         let board = position_string(&start);
         let mut lines = Vec::new();
         if let ([m], true) = (unseen, self.board.to_move() != side) {
@@ -69,7 +68,8 @@ impl External {
         }
         lines.push(Command::Position(board).to_string());
         // What the engine is told this turn, for the report of a refusal.
-        let told = if self.known.is_empty() { format!("these rules and {:?}", lines.join("; ")) } else { format!("{:?}", lines.join("; ")) };
+        let sent = format!("{:?}", lines.join("; "));
+        let told = if self.known.is_empty() { format!("these rules and {sent}") } else { sent };
         self.board = start;
         self.known.extend_from_slice(unseen);
         let timed = self.spec.game_time.is_some();

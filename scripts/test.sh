@@ -62,7 +62,6 @@ wait_for() {
 ( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
-# The rules crate's layers point one way (its full table is printed only when they do not).
 # Habits first, as they take seconds: the formatting (rustfmt.toml) and the rules crate's
 # one-way layers. Clippy (warnings are errors) runs once LibTorch is set up, below.
 cargo fmt --all -- --check || { echo "scripts/test.sh: cargo fmt --check failed: run cargo fmt --all" >&2; exit 1; }

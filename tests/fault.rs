@@ -418,8 +418,7 @@ fn a_full_disk_stops_the_run_with_one_line_naming_the_file_and_it_resumes_once_t
     let fs = match Tmpfs::mount(&mnt, FULL_DISK_KIB) {
         Ok(fs) => fs,
         Err(why) => {
-            println!("fault: skipped the full-disk test: {why} (mounting a tmpfs needs root)");
-            assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "the full-disk test must run in CI: {why}");
+            common::needs::skip("a tmpfs mount (root)", &why);
             return;
         }
     };

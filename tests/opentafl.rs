@@ -33,15 +33,6 @@ const CLOCK: &str = "30000+2000/5+0";
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
-
-/// Where the host script builds OpenTafl (as the script itself decides it).
-fn opentafl_work() -> PathBuf {
-    match std::env::var_os("OPENTAFL_WORK") {
-        Some(w) => PathBuf::from(w),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tafl-lab/opentafl-6895051"),
-    }
-}
-
 /// A wrapper the host starts as its engine: the built `tafl-lab engine` with `args`.
 fn wrapper(tag: &str, args: &[&str]) -> PathBuf {
     let d = common::cli::scratch(&format!("opentafl-{tag}"));
@@ -263,7 +254,7 @@ fn opentafl_hosts_the_shipped_model_on_its_own_rules() {
 /// Compiles the round-trip helper against the OpenTafl build, building OpenTafl first (with a
 /// game) when it is not there yet.
 fn round_trip_helper(host: &Path) -> (PathBuf, String) {
-    let work = opentafl_work();
+    let work = common::needs::opentafl_work();
     if !work.join("out/com/manywords/softworks/tafl/OpenTafl.class").is_file() {
         game(host, "build", &["--sims", "64"], "6", "attackers");
     }

@@ -58,7 +58,17 @@ fn runs(program: &str, arg: &str) -> Result<(), String> {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    // SAFETY: geteuid(2) has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The folder the host script builds OpenTafl into: `OPENTAFL_WORK`, else
+/// `~/.cache/tafl-lab/opentafl-6895051`.
+pub fn opentafl_work() -> PathBuf {
+    match std::env::var_os("OPENTAFL_WORK") {
+        Some(w) => PathBuf::from(w),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tafl-lab/opentafl-6895051"),
+    }
 }
 
 /// The path of what `what` names, or why it is missing (nothing recorded: see [`require`]).
@@ -73,11 +83,7 @@ pub fn locate(what: Need) -> Result<PathBuf, String> {
             runs("javac", "-version").map_err(|e| format!("{e}: install a JDK 17+ (with javac)"))?;
             // The host script builds OpenTafl once with Debian's libini4j-java, libjline2-java
             // and libjsonp-java, which it installs with apt-get (as root) when missing.
-            let work = match std::env::var_os("OPENTAFL_WORK") {
-                Some(w) => PathBuf::from(w),
-                None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tafl-lab/opentafl-6895051"),
-            };
-            let built = work.join("out/com/manywords/softworks/tafl/OpenTafl.class").is_file();
+            let built = opentafl_work().join("out/com/manywords/softworks/tafl/OpenTafl.class").is_file();
             let libs = ["ini4j.jar", "jline2.jar", "javax.json.jar"].iter().all(|j| Path::new("/usr/share/java").join(j).is_file());
             if !built && !libs && !is_root() {
                 return Err(
@@ -127,13 +133,22 @@ pub fn in_ci() -> bool {
 /// and appended to the file `TAFL_LAB_SKIP_LOG` names. Under `CI=true` a missing thing panics
 /// instead, with `TARGET::TEST: needs WHAT: WHY (CI=true, so this fails ...)`.
 pub fn require(what: Need) -> Option<PathBuf> {
-    let why = match locate(what) {
-        Ok(p) => return Some(p),
-        Err(why) => why,
-    };
+    match locate(what) {
+        Ok(p) => Some(p),
+        Err(why) => {
+            skip(what.name(), &why);
+            None
+        }
+    }
+}
+
+/// Skips the calling test because `what` is missing (`why`): the line `skipped TARGET::TEST:
+/// needs WHAT: WHY` on stderr and in `TAFL_LAB_SKIP_LOG`; under `CI=true` a panic instead. For
+/// tests whose need is not a [`Need`] (a tmpfs mount, say); the caller returns after it.
+pub fn skip(what: &str, why: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("?");
-    let what_why = format!("{}::{test}: needs {}: {why}", env!("CARGO_CRATE_NAME"), what.name());
+    let what_why = format!("{}::{test}: needs {what}: {why}", env!("CARGO_CRATE_NAME"));
     if in_ci() {
         panic!("{what_why} (CI=true, so this fails instead of being skipped)");
     }
@@ -146,5 +161,4 @@ pub fn require(what: Need) -> Option<PathBuf> {
             eprintln!("cannot append to TAFL_LAB_SKIP_LOG {}: {e}", Path::new(&log).display());
         }
     }
-    None
 }

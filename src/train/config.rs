@@ -349,8 +349,10 @@ impl RunConfig {
         positive("eval.sims", e.sims as usize)?;
         for b in &e.baselines {
             let spec: crate::arena::AgentSpec = b.parse().map_err(|e| format!("eval.baselines: {e}"))?;
-            if spec.uses_model() {
-                return Err(format!("eval.baselines: {b:?} needs a model; baselines are fixed agents (random, mcts:...)"));
+            // A baseline with a model (say, the network a run started from) is as fixed as
+            // `random` as long as its file is: it must name one that exists.
+            if let Some(path) = spec.model.as_ref().filter(|p| !p.exists()) {
+                return Err(format!("eval.baselines: {b:?}: model {} not found", path.display()));
             }
         }
         if !(self.budget.minutes >= 0.0 && self.budget.minutes.is_finite()) {

@@ -120,6 +120,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "gumbel:k=16,model=m,batch=8,sims=32",
         "az:model=m,precision=bf16,device=cpu",
         "gumbel:model=m,precision=fp32",
+        "az:model=m,time=1.5",
+        "mcts:time=0.25,sims=10",
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
@@ -147,6 +149,11 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Bf16, "az:model=m,sims=200,precision=bf16"));
     let e = "az:model=m,precision=fp16".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("precision") && e.contains("fp16") && e.contains("auto, fp32 or bf16"), "{e}");
+    // A think time is for searches that can use any number of simulations.
+    for (t, says) in [("mcts:time=0", "positive number of seconds"), ("az:model=m,time=x", "positive number"), ("gumbel:model=m,time=1", "az and mcts")] {
+        let e = t.parse::<AgentSpec>().unwrap_err().to_string();
+        assert!(e.contains(says), "{t}: {e}");
+    }
     // A gumbel agent's defaults are the search layer's.
     let g: AgentSpec = "gumbel:model=m".parse().unwrap();
     let cfg = g.search_config().unwrap();
@@ -211,4 +218,19 @@ fn play_and_engine_take_an_agent_spec_or_its_shorthand() {
         fails_with(&run_stdin(&["play", "--agent", "mcts:sims=4", both[0], both[1]], script), "cannot be used with");
     }
     fails_with(&run_stdin(&["play", "--agent", "mcts:sims=x"], script), "--agent");
+}
+
+/// `time=` makes a search agent think for a time, not a number of simulations: two
+/// simulations' worth of budget become as many as 0.2 s allows.
+#[test]
+fn a_think_time_replaces_the_simulation_budget() {
+    use tafl_lab::arena::Agent;
+    let variant = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh").unwrap());
+    let start = tafl_lab::rules::Position::start(variant.clone());
+    let sims = |text: &str| {
+        let mut agent = Agent::new(&text.parse().unwrap(), &variant, 1).unwrap();
+        agent.think(&start).unwrap().simulations
+    };
+    assert!(sims("mcts:sims=2") <= 2);
+    assert!(sims("mcts:sims=2,time=0.2") > 20);
 }

@@ -57,6 +57,11 @@ pub struct AgentSpec {
     pub precision: Option<Precision>,
     /// The command's `--precision`, used when the spec names none; not part of the text.
     pub command_precision: Option<Precision>,
+    /// A searching agent's think time per move (`time=SECONDS`): it searches until the time
+    /// is up instead of for `sims` simulations (see [`Budget::Until`]). Matching an external
+    /// engine's think time this way compares the two at equal time, not at a search budget
+    /// one of them chose.
+    pub think_time: Option<Duration>,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
     /// How to run an external engine (`htp`, `otep`).
@@ -219,13 +224,21 @@ impl FromStr for AgentSpec {
                 "batch" => spec.search.batch = count()?,
                 "cpuct" => spec.search.cpuct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
+                "time" => {
+                    let secs =
+                        value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).ok_or_else(|| number("a positive number of seconds"))?;
+                    spec.think_time = Some(Duration::from_secs_f64(secs));
+                }
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
-                _ => return Err(err(format!("unknown option {key:?} (expected sims, model, k, cpuct, batch, device, precision)"))),
+                _ => return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, batch, device, precision)"))),
             }
         }
         match kind {
             AgentKind::Random if !opts.is_empty() => return Err(err("random takes no options".into())),
+            AgentKind::Gumbel if spec.think_time.is_some() => {
+                return Err(err("time applies to az and mcts (a Gumbel root plans its sequential halving for sims)".into()))
+            }
             AgentKind::Mcts if spec.model.is_some() => return Err(err("mcts uses random rollouts, not a model (use az or gumbel)".into())),
             AgentKind::Az | AgentKind::Gumbel if spec.model.is_none() => return Err(err("needs model=PATH".into())),
             _ => {}
@@ -258,6 +271,7 @@ impl AgentSpec {
             precision: None,
             command_precision: None,
             search: SearchConfig { sims, ..kind_search(kind) },
+            think_time: None,
             external,
         }
     }
@@ -291,6 +305,9 @@ impl AgentSpec {
         }
         if self.kind != AgentKind::Random {
             opts.push(format!("sims={}", self.search.sims));
+            if let Some(t) = self.think_time {
+                opts.push(format!("time={}", t.as_secs_f64()));
+            }
             if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (self.kind, self.search.root) {
                 if k != RootPolicy::DEFAULT_K {
                     opts.push(format!("k={k}"));
@@ -369,7 +386,7 @@ impl AgentSpec {
 enum Engine {
     External(Box<External>),
     Random(SmallRng),
-    Search { search: Option<Search>, evaluator: Box<dyn Evaluator>, cfg: SearchConfig, seed: u64 },
+    Search { search: Option<Search>, evaluator: Box<dyn Evaluator>, cfg: SearchConfig, seed: u64, think_time: Option<Duration> },
 }
 
 /// A player.
@@ -395,7 +412,7 @@ impl Agent {
                         Box::new(NetEvaluator::new(net, variant, spec.precision()))
                     }
                 };
-                Engine::Search { search: None, evaluator, cfg, seed }
+                Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time }
             }
         };
         Ok(Agent { engine })
@@ -408,11 +425,13 @@ impl Agent {
     }
 
     /// As [`Agent::think`], but searching for `time` instead of the simulation budget when
-    /// it is given ([`Budget::Until`]: PUCT until the time is up, Gumbel within its budget).
+    /// it is given, else for the spec's `time=` if it has one ([`Budget::Until`]: PUCT until
+    /// the time is up, Gumbel within its budget).
     pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
-        let Engine::Search { search, evaluator, cfg, seed } = &mut self.engine else {
+        let Engine::Search { search, evaluator, cfg, seed, think_time } = &mut self.engine else {
             return None;
         };
+        let time = time.or(*think_time);
         if pos.is_over() {
             return None;
         }

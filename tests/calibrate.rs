@@ -142,6 +142,8 @@ fn archive_records_count_every_position_of_each_side_and_the_results() {
     assert_eq!(how, defender_reasons);
     let forks: u64 = ends["defenders_win"]["king_escapes"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(forks as usize, count(Some(Side::Defenders)), "every defenders' win is classified");
+    let k = &ends["defenders_win"]["king_escapes"];
+    assert!(ends["defenders_win"]["blockable"].as_u64().unwrap() <= k[1].as_u64().unwrap() + k[2].as_u64().unwrap());
     // The text form prints each side's phases and the endings.
     let text = ok(&run(&["calibrate", "--model", m, "--games", c, "--device", "cpu", "--quiet"]));
     assert!(text.contains("12 games: 11 with a result, 1 without (left out)"), "{text}");

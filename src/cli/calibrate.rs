@@ -34,7 +34,8 @@ use tafl_lab::train::RunDir;
 /// Last, where games end: the games each side won, by length and by what ended them (the
 /// rules' reason, or a recorded resignation or loss on time), and for the defenders' wins how
 /// often the king had two or more escape squares in reach at the attackers' last turn (a
-/// fork no single move blocks). Games without a result are left out and counted.
+/// fork no single move blocks), and how often a move there would have blocked every threat.
+/// Games without a result are left out and counted.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["games", "run_dir", "record"])))]
 pub struct CalibrateArgs {
@@ -363,6 +364,9 @@ fn print_endings(out: &mut impl Write, title: &str, e: &Endings) -> Result<()> {
             k[2],
             percent(share)
         )?;
+        if let Some(b) = e.blockable {
+            writeln!(out, "  of the {} with one or more, a move that left the king none existed in {b} (missed blocks)", k[1] + k[2])?;
+        }
     }
     Ok(())
 }

@@ -22,7 +22,8 @@
 //!    a fork: in the last position where the attackers were to move (their last chance to
 //!    block), how many distinct escape squares the king could reach in one move (from the
 //!    legal move generator, with the defenders to move). Two or more cannot be blocked with one
-//!    move.
+//!    move; with one or more, whether some attacker move would have left the king none (a
+//!    missed block).
 //!
 //! The network is behind [`Evaluator`], so this module runs with any evaluator (the tests use
 //! search's uniform one); the command line brings the network.
@@ -144,6 +145,11 @@ pub struct Endings {
     /// one move in the last position with the attackers to move: `[none, one, two or more]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub king_escapes: Option<[usize; 3]>,
+    /// Defenders' wins only: of the games with an escape square in reach at the attackers'
+    /// last turn, those in which one of the attackers' moves there would have left the king
+    /// none (or captured it): a threat they could have blocked for a move, and did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blockable: Option<usize>,
 }
 
 impl Endings {
@@ -393,7 +399,7 @@ fn search_check(
 
 /// Where the scored games ended (see [`Endings`]).
 fn game_ends(variant: &Arc<Variant>, scored: &[Scored<'_>]) -> GameEnds {
-    let mut ends = GameEnds { defenders_win: Endings { king_escapes: Some([0; 3]), ..Endings::default() }, ..GameEnds::default() };
+    let mut ends = GameEnds { defenders_win: Endings { king_escapes: Some([0; 3]), blockable: Some(0), ..Endings::default() }, ..GameEnds::default() };
     let mut lengths: [BTreeMap<usize, usize>; 3] = Default::default();
     for s in scored {
         let (e, k) = match s.winner {
@@ -404,9 +410,10 @@ fn game_ends(variant: &Arc<Variant>, scored: &[Scored<'_>]) -> GameEnds {
         e.games += 1;
         *lengths[k].entry(s.game.moves.len() / LENGTH_BUCKET * LENGTH_BUCKET).or_default() += 1;
         *e.how.entry(s.how.clone()).or_default() += 1;
-        if let Some(counts) = &mut e.king_escapes {
-            if let Some(n) = escapes_at_last_attacker_turn(variant, &s.game.moves, s.by_rules) {
-                counts[n.min(2)] += 1;
+        if let (Some(counts), Some(blockable)) = (&mut e.king_escapes, &mut e.blockable) {
+            if let Some(t) = last_attacker_turn(variant, &s.game.moves, s.by_rules) {
+                counts[t.escapes.min(2)] += 1;
+                *blockable += usize::from(t.escapes > 0 && t.blockable);
             }
         }
     }
@@ -416,12 +423,19 @@ fn game_ends(variant: &Arc<Variant>, scored: &[Scored<'_>]) -> GameEnds {
     ends
 }
 
-/// The number of distinct escape squares the king could reach in one move in the last
-/// position of the game where the attackers were to move, counted as if the defenders were to
-/// move there; `None` when the attackers never were to move. The final position counts only
-/// when the rules did not end the game there (`ended_by_rules` false: the attackers resigned
-/// or lost on time in it).
-pub fn escapes_at_last_attacker_turn(variant: &Arc<Variant>, moves: &[Move], ended_by_rules: bool) -> Option<usize> {
+/// What the attackers faced in the last position of a game where they were to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastTurn {
+    /// The distinct escape squares the king could reach in one move ([`king_escapes`]).
+    pub escapes: usize,
+    /// Whether one of the attackers' moves would have left it none ([`can_block`]).
+    pub blockable: bool,
+}
+
+/// The attackers' last turn of a game (see [`LastTurn`]); `None` when they never were to
+/// move. The final position counts only when the rules did not end the game there
+/// (`ended_by_rules` false: the attackers resigned or lost on time in it).
+pub fn last_attacker_turn(variant: &Arc<Variant>, moves: &[Move], ended_by_rules: bool) -> Option<LastTurn> {
     let first = variant.rules.first;
     let end = if ended_by_rules { moves.len().checked_sub(1)? } else { moves.len() };
     let last = (0..=end).rev().find(|&p| side_at(first, p) == Side::Attackers)?;
@@ -429,7 +443,23 @@ pub fn escapes_at_last_attacker_turn(variant: &Arc<Variant>, moves: &[Move], end
     for &mv in &moves[..last] {
         pos.make(mv);
     }
-    Some(king_escapes(&pos))
+    Some(LastTurn { escapes: king_escapes(&pos), blockable: can_block(&pos) })
+}
+
+/// Whether some move of the side to move in `pos` (the attackers) leaves the king no escape
+/// square in reach, or wins at once.
+pub fn can_block(pos: &Position) -> bool {
+    let mover = pos.to_move();
+    let mut p = pos.clone();
+    pos.legal_moves().into_iter().any(|mv| {
+        let undo = p.make(mv);
+        let blocked = match p.outcome() {
+            Some(o) => o.winner == Some(mover),
+            None => king_escapes(&p) == 0,
+        };
+        p.unmake(mv, &undo);
+        blocked
+    })
 }
 
 /// The distinct escape squares the king of `pos` could reach in one move, were the defenders
@@ -524,10 +554,17 @@ mod tests {
         assert_eq!(king_escapes(&at("c2")), 0);
         // From a3: a1 and a7, along the a-file.
         assert_eq!(king_escapes(&at("a3")), 2);
-        // The attacker on a5 blocks a7.
+        // The attacker on a5 blocks a7; a1 stays open, and neither attacker can reach a2.
         let mut s = setup("a3", Side::Attackers);
         s.pieces.push(("a5".parse().unwrap(), crate::rules::Piece::Attacker));
-        assert_eq!(king_escapes(&Position::from_setup(v.clone(), &s).unwrap()), 1);
+        let p = Position::from_setup(v.clone(), &s).unwrap();
+        assert_eq!((king_escapes(&p), can_block(&p)), (1, false));
+        // An attacker on b2 can: b2-a2.
+        s.pieces.push(("b2".parse().unwrap(), crate::rules::Piece::Attacker));
+        let p = Position::from_setup(v.clone(), &s).unwrap();
+        assert_eq!((king_escapes(&p), can_block(&p)), (1, true));
+        // Two threats: no single move blocks both (a fork).
+        assert!(!can_block(&at("c1")));
     }
 
     #[test]

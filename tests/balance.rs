@@ -147,9 +147,13 @@ fn report_draws_learning_curves_from_a_run() {
     assert!(text.contains("2 generations"), "{text}");
     let md = std::fs::read_to_string(run_dir.join("report/learning.md")).unwrap();
     assert!(md.contains("| 1 |") && md.contains("| 2 |") && md.contains("vs random"), "{md}");
-    for f in ["elo", "scores", "selfplay", "losses"] {
+    for f in ["elo", "scores", "selfplay", "losses", "calibration"] {
         assert!(run_dir.join(format!("report/{f}.svg")).is_file() && run_dir.join(format!("report/{f}.png")).is_file(), "{f}");
     }
+    // The per-side calibration of the self-play values, one row per generation.
+    let cal = &md[md.find("## Value calibration").expect("a calibration section")..];
+    assert_eq!(cal.lines().filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |")).count(), 2, "{cal}");
+    assert!(std::fs::read_to_string(run_dir.join("report/report.html")).unwrap().contains("<h2>Value calibration</h2>"));
     fails_with(&run(&["report", "--run-dir", d.join("missing").to_str().unwrap()]), "metrics.jsonl");
 }
 

@@ -33,7 +33,7 @@ fn rules_commands_run_without_libtorch_and_the_rest_with_it() {
 #[test]
 fn every_command_is_reachable_through_the_front() {
     let help = ok(&run(&["--help"]));
-    for cmd in ["variants", "perft", "replay", "analyze", "match", "train", "balance", "export", "engine", "bench", "doctor"] {
+    for cmd in ["variants", "perft", "replay", "analyze", "match", "train", "balance", "calibrate", "export", "engine", "bench", "doctor"] {
         assert!(help.lines().any(|l| l.trim_start().starts_with(cmd)), "{cmd} in --help:\n{help}");
     }
     assert!(ok(&run(&["doctor"])).contains("libtorch"));

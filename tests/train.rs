@@ -62,6 +62,33 @@ fn smoke_run_writes_checkpoints_shards_and_metrics() {
         assert_eq!(opponents, ["previous", "random"]);
     }
     assert!(m[1]["wall_seconds"].as_f64().unwrap() >= m[0]["wall_seconds"].as_f64().unwrap());
+    // Each generation's calibration: one observation per fully searched ply of its games (the
+    // shards of the model before it), by side to move, realized as the games' results say.
+    for (k, line) in m.iter().enumerate() {
+        let (mut count, mut realized) = ([0u64; 2], [0.0f64; 2]);
+        for sh in s.iter().map(|p| shard::read(p).unwrap()).filter(|sh| sh.model_generation == k as u64) {
+            for g in &sh.games {
+                for (i, _) in g.plies.iter().enumerate().filter(|(_, p)| p.full) {
+                    // Brandubh: the attackers move first.
+                    let side = if i % 2 == 0 { tafl_lab::rules::Side::Attackers } else { tafl_lab::rules::Side::Defenders };
+                    count[i % 2] += 1;
+                    realized[i % 2] += match g.outcome.winner {
+                        Some(w) if w == side => 1.0,
+                        Some(_) => 0.0,
+                        None => 0.5,
+                    };
+                }
+            }
+        }
+        assert!(count[0] > 0 && count[1] > 0, "{count:?}");
+        for (side, i) in [("attackers", 0), ("defenders", 1)] {
+            let c = &line["calibration"][side];
+            assert_eq!(c["count"].as_u64(), Some(count[i]), "generation {}: {side}", k + 1);
+            assert!((c["mean_realized"].as_f64().unwrap() - realized[i] / count[i] as f64).abs() < 1e-9, "{c}");
+            let p = c["mean_predicted"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&p) && c["brier"].as_f64().unwrap() <= 1.0, "{c}");
+        }
+    }
     // What the trainer writes is what the report reads: every line a whole `MetricsLine`.
     let typed = tafl_lab::report::learning::read_metrics(&dir.join("metrics.jsonl")).unwrap();
     assert_eq!(typed.iter().map(|t| t.generation).collect::<Vec<_>>(), [1, 2]);

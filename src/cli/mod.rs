@@ -11,6 +11,7 @@
 mod analyze;
 mod balance;
 mod bench;
+mod calibrate;
 mod doctor;
 mod engine;
 mod export;
@@ -145,6 +146,7 @@ enum Command {
     Pretrain(pretrain::PretrainArgs),
     Selfplay(selfplay::SelfplayArgs),
     Balance(balance::BalanceArgs),
+    Calibrate(calibrate::CalibrateArgs),
     Report(report::ReportArgs),
     Export(export::ExportArgs),
     Engine(engine::EngineArgs),
@@ -168,6 +170,7 @@ pub fn run() -> Result<()> {
         Command::Pretrain(args) => pretrain::run(&args, &mut out)?,
         Command::Selfplay(args) => selfplay::run(&args)?,
         Command::Balance(args) => balance::run(&args, &mut out)?,
+        Command::Calibrate(args) => calibrate::run(&args, &mut out)?,
         Command::Report(args) => report::run(&args, &mut out)?,
         Command::Export(args) => export::run(&args, &mut out)?,
         Command::Engine(args) => {

@@ -1,8 +1,15 @@
 //! `tafl-lab report`: a run's learning curves from `metrics.jsonl`, as Markdown and plots.
+//!
+//! Beside the main table, the per-side calibration of the self-play values (lines that have
+//! it: see [`super::metrics::CalibrationMetrics`]): a table of each side's positions, mean
+//! predicted and realized score and Brier score per generation, and a plot of predicted
+//! against realized per side. A side whose predicted line runs far from its realized line is
+//! misjudged by the search that trains the network.
 
-use super::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
+use super::metrics::{CalibrationMetrics, EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use super::plot::{self, Chart, PlotError, Series};
 use crate::fsio::atomic_write;
+use crate::rules::Side;
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -59,6 +66,27 @@ fn eval_against<'a>(r: &'a MetricsLine, opponent: &str) -> Option<&'a EvalMetric
     r.eval.iter().find(|e| e.opponent == opponent)
 }
 
+/// The rows that have a calibration, with it.
+fn calibrated(rows: &[MetricsLine]) -> Vec<(u64, &CalibrationMetrics)> {
+    rows.iter().filter_map(|r| r.calibration.as_ref().map(|c| (r.generation, c))).collect()
+}
+
+const CALIBRATION_TEXT: &str = "Calibration of the self-play searches' values, per side to move: positions (fully searched plies), the mean predicted score of the side to move ((v + 1)/2 of the search's root value), the mean score it got, and the Brier score.";
+const CALIBRATION_HEADER: [&str; 7] =
+    ["gen", "att positions", "att predicted / realized", "att Brier", "def positions", "def predicted / realized", "def Brier"];
+
+/// The cells of one calibration row, in [`CALIBRATION_HEADER`]'s order.
+fn calibration_cells(generation: u64, c: &CalibrationMetrics) -> Vec<String> {
+    let mut cells = vec![generation.to_string()];
+    for side in [Side::Attackers, Side::Defenders] {
+        let s = c.side(side);
+        cells.push(s.count.to_string());
+        cells.push(format!("{:.2} / {:.2}", s.mean_predicted, s.mean_realized));
+        cells.push(format!("{:.3}", s.brier));
+    }
+    cells
+}
+
 /// The Markdown learning-curve table.
 pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
     let opp = opponents(rows);
@@ -96,6 +124,16 @@ pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
         s.push('\n');
     }
     s.push_str("\n![Elo](elo.png)\n\n![scores against time](scores.png)\n\n![self-play sides](selfplay.png)\n\n![losses](losses.png)\n");
+    let cal = calibrated(rows);
+    if !cal.is_empty() {
+        let _ = write!(s, "\n## Value calibration\n\n{CALIBRATION_TEXT}\n\n| {} |\n|", CALIBRATION_HEADER.join(" | "));
+        s.push_str(&"---|".repeat(CALIBRATION_HEADER.len()));
+        s.push('\n');
+        for (g, c) in &cal {
+            let _ = writeln!(s, "| {} |", calibration_cells(*g, c).join(" | "));
+        }
+        s.push_str("\n![value calibration](calibration.png)\n");
+    }
     s
 }
 
@@ -151,6 +189,25 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
         "Training losses",
         &Chart::Lines { x_label: "generation", y_label: "cross-entropy", series: &losses, y_range: None, x_log2: false },
     )?);
+    let cal = calibrated(rows);
+    if !cal.is_empty() {
+        let line = |name: &str, side: Side, of: fn(&super::metrics::SideCalibration) -> f64| Series {
+            name: name.to_string(),
+            points: cal.iter().filter(|(_, c)| c.side(side).count > 0).map(|(g, c)| (*g as f64, of(c.side(side)))).collect(),
+            errors: Vec::new(),
+        };
+        let lines = [
+            line("attackers predicted", Side::Attackers, |s| s.mean_predicted),
+            line("attackers realized", Side::Attackers, |s| s.mean_realized),
+            line("defenders predicted", Side::Defenders, |s| s.mean_predicted),
+            line("defenders realized", Side::Defenders, |s| s.mean_realized),
+        ];
+        written.extend(plot::write(
+            &out.join("calibration"),
+            "Self-play values: predicted and realized score by side to move",
+            &Chart::Lines { x_label: "generation", y_label: "score of the side to move", series: &lines, y_range: Some((0.0, 1.0)), x_log2: false },
+        )?);
+    }
     let page = out.join("report.html");
     atomic_write(&page, html(rows, run, out)?.as_bytes()).map_err(|e| io(&page, e))?;
     written.push(page);
@@ -195,5 +252,46 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
     ] {
         body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
     }
+    let cal = calibrated(rows);
+    if !cal.is_empty() {
+        let _ = write!(body, "<h2>Value calibration</h2>\n<p>{}</p>\n", super::html::escape(CALIBRATION_TEXT));
+        let cells: Vec<Vec<String>> = cal.iter().map(|(g, c)| calibration_cells(*g, c)).collect();
+        body.push_str(&table(&CALIBRATION_HEADER, &cells));
+        body.push_str(&figure(&out.join("calibration.svg"), "Self-play values: predicted and realized score by side to move")?);
+    }
     Ok(page(&format!("Learning report: {run}"), &body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::metrics::SideCalibration;
+
+    const SHIPPED: &str = include_str!("../../docs/study-brandubh-1/previous-shipped/metrics.jsonl");
+
+    fn rows(n: usize) -> Vec<MetricsLine> {
+        SHIPPED.lines().take(n).map(|l| MetricsLine::from_json(l).unwrap()).collect()
+    }
+
+    /// Lines without a calibration (every line written before it existed) make no section; a
+    /// line with one makes a row of its generation, with its figures.
+    #[test]
+    fn the_calibration_table_lists_the_generations_that_have_one() {
+        let mut r = rows(3);
+        assert!(!markdown(&r, "old").contains("Value calibration"));
+        r[1].calibration = Some(CalibrationMetrics {
+            attackers: SideCalibration { count: 300, mean_predicted: 0.4, mean_realized: 0.1, brier: 0.2 },
+            defenders: SideCalibration { count: 290, mean_predicted: 0.6, mean_realized: 0.9, brier: 0.25 },
+        });
+        let md = markdown(&r, "new");
+        let section = &md[md.find("## Value calibration").expect("a section")..];
+        let table: Vec<&str> = section.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(
+            table,
+            [
+                "| gen | att positions | att predicted / realized | att Brier | def positions | def predicted / realized | def Brier |",
+                "| 2 | 300 | 0.40 / 0.10 | 0.200 | 290 | 0.60 / 0.90 | 0.250 |"
+            ]
+        );
+    }
 }

@@ -7,9 +7,13 @@
 //!
 //! The JSON is the one every run has written: the same keys, sorted (see
 //! [`MetricsLine::to_json`]), and a float that is not finite written as `null` and read back
-//! as NaN. Unknown keys are ignored, so a newer file still reads.
+//! as NaN. Unknown keys are ignored, so a newer file still reads. Keys added later are
+//! optional (`calibration`): a line written before them reads with `None` and writes back
+//! without them.
 
 use crate::arena::Wdl;
+use crate::rules::Side;
+use crate::stats::calibration::{Calibration, Summary};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One generation of a run: `metrics.jsonl` holds one per line, in generation order.
@@ -36,6 +40,67 @@ pub struct MetricsLine {
     pub selfplay: SelfPlayMetrics,
     /// One entry per opponent; empty in generations without an evaluation.
     pub eval: Vec<EvalMetrics>,
+    /// How well the self-play searches' values foretold their games' results, per side to
+    /// move; `None` in lines written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationMetrics>,
+}
+
+/// The calibration of a generation's self-play values ([`crate::stats::calibration`]): at
+/// every fully searched ply of the generation's games, the search's root value for the side
+/// to move, as an expected score (v + 1)/2, against the score that side got in the game
+/// (1, 1/2 or 0). No extra network call: the values are the ones the games stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationMetrics {
+    /// Positions with the attackers to move.
+    pub attackers: SideCalibration,
+    /// Positions with the defenders to move.
+    pub defenders: SideCalibration,
+}
+
+/// The calibration of one side's positions (the means are NaN, written `null`, without any).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideCalibration {
+    pub count: u64,
+    /// Mean predicted score of the side to move.
+    #[serde(deserialize_with = "real")]
+    pub mean_predicted: f64,
+    /// Mean score the side to move got.
+    #[serde(deserialize_with = "real")]
+    pub mean_realized: f64,
+    /// Mean squared difference of the two (0 is perfect).
+    #[serde(deserialize_with = "real")]
+    pub brier: f64,
+}
+
+impl SideCalibration {
+    /// Predicted minus realized: above 0 the side was rated too high.
+    pub fn bias(&self) -> f64 {
+        self.mean_predicted - self.mean_realized
+    }
+}
+
+impl From<Summary> for SideCalibration {
+    fn from(s: Summary) -> SideCalibration {
+        SideCalibration { count: s.count, mean_predicted: s.mean_predicted, mean_realized: s.mean_realized, brier: s.brier }
+    }
+}
+
+impl From<&Calibration> for CalibrationMetrics {
+    fn from(c: &Calibration) -> CalibrationMetrics {
+        let side = |s: Side| SideCalibration::from(c.side(s).whole.all.summary());
+        CalibrationMetrics { attackers: side(Side::Attackers), defenders: side(Side::Defenders) }
+    }
+}
+
+impl CalibrationMetrics {
+    /// One side's figures.
+    pub fn side(&self, side: Side) -> &SideCalibration {
+        match side {
+            Side::Attackers => &self.attackers,
+            Side::Defenders => &self.defenders,
+        }
+    }
 }
 
 /// Mean training losses of a generation.
@@ -185,6 +250,10 @@ mod tests {
                 defenders_win: 0.75,
                 draws: 0.0,
             }],
+            calibration: Some(CalibrationMetrics {
+                attackers: SideCalibration { count: 300, mean_predicted: 0.375, mean_realized: 0.25, brier: 0.1875 },
+                defenders: SideCalibration { count: 290, mean_predicted: 0.5, mean_realized: 0.75, brier: 0.125 },
+            }),
         }
     }
 
@@ -193,8 +262,32 @@ mod tests {
         let m = sample();
         let text = m.to_json();
         assert!(!text.contains('\n'));
-        assert!(text.starts_with(r#"{"eval":[{"as_attackers":{"draw":0,"loss":2,"win":2},"#), "{text}");
+        assert!(text.starts_with(r#"{"calibration":{"attackers":{"brier":"#), "{text}");
+        assert!(text.contains(r#"},"eval":[{"as_attackers":{"draw":0,"loss":2,"win":2},"#), "{text}");
         assert_eq!(MetricsLine::from_json(&text).unwrap(), m);
+    }
+
+    /// The calibration object round-trips, its key sits in sorted place, and a line without
+    /// it (all lines written before it existed) reads as `None` and writes back without it.
+    #[test]
+    fn the_calibration_is_optional_and_round_trips() {
+        let m = sample();
+        let text = m.to_json();
+        assert!(text.contains(r#""calibration":{"attackers":{"brier":0.1875,"count":300,"mean_predicted":0.375,"mean_realized":0.25},"defenders":"#), "{text}");
+        let back = MetricsLine::from_json(&text).unwrap();
+        assert_eq!(back.calibration, m.calibration);
+        assert_eq!(back.calibration.unwrap().side(Side::Defenders).bias(), -0.25);
+        let old = MetricsLine { calibration: None, ..m };
+        let old_text = old.to_json();
+        assert!(!old_text.contains("calibration"), "{old_text}");
+        assert_eq!(MetricsLine::from_json(&old_text).unwrap(), old);
+        // A side without positions: the means are NaN, written null, read back NaN.
+        let mut empty = sample();
+        empty.calibration = Some(CalibrationMetrics::from(&Calibration::new()));
+        let t = empty.to_json();
+        assert!(t.contains(r#""attackers":{"brier":null,"count":0,"mean_predicted":null,"mean_realized":null}"#), "{t}");
+        let c = MetricsLine::from_json(&t).unwrap().calibration.unwrap();
+        assert!(c.attackers.count == 0 && c.attackers.mean_predicted.is_nan() && c.defenders.brier.is_nan());
     }
 
     #[test]

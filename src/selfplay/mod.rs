@@ -24,9 +24,10 @@
 
 pub mod shard;
 
-use crate::rules::{Move, Outcome, Position, Variant};
+use crate::rules::{Move, Outcome, Position, Side, Variant};
 use crate::search::cache::Plan;
 use crate::search::{lockstep, EvalCache, EvalRequest, Evaluator, RootPolicy, Search, SearchConfig, Ticket};
+use crate::stats::calibration::{Calibration, Observation};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -290,7 +291,7 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
-    if cfg.attacker_sims > 0 && slot.search.position().to_move() == crate::rules::Side::Attackers {
+    if cfg.attacker_sims > 0 && slot.search.position().to_move() == Side::Attackers {
         c.sims = cfg.attacker_sims;
     }
     if !slot.full {
@@ -304,6 +305,32 @@ fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.search.start();
 }
 
+impl FinishedGame {
+    /// The search's root value at every fully searched ply, as a calibration observation: the
+    /// side to move (`first` moves at ply 0, then the sides alternate), the value as an
+    /// expected score (v + 1)/2, and the score that side got in this game. Fast searches
+    /// (playout cap randomization) are left out: their few simulations are not the search
+    /// the games are trained on.
+    pub fn value_observations(&self, first: Side) -> impl Iterator<Item = Observation> + '_ {
+        let length = self.plies.len();
+        let winner = self.outcome.winner;
+        self.plies.iter().enumerate().filter(|(_, p)| p.full).map(move |(ply, p)| {
+            let side = if ply % 2 == 0 { first } else { first.opponent() };
+            Observation { side, predicted: Observation::score_of_value(p.value), realized: Observation::realized_by(side, winner), ply, length }
+        })
+    }
+}
+
+/// The per-side calibration of the searches' values in `games` of a variant where `first`
+/// moves first ([`FinishedGame::value_observations`]).
+pub fn value_calibration(games: &[FinishedGame], first: Side) -> Calibration {
+    let mut c = Calibration::new();
+    for o in games.iter().flat_map(|g| g.value_observations(first)) {
+        c.add(&o);
+    }
+    c
+}
+
 /// The moves of a game, replayed to positions: `(position before the ply, ply)`.
 pub fn replay<'a>(variant: &Arc<Variant>, plies: &'a [PlyRecord]) -> impl Iterator<Item = (Position, &'a PlyRecord)> {
     let mut pos = Position::start(variant.clone());
@@ -312,4 +339,29 @@ pub fn replay<'a>(variant: &Arc<Variant>, plies: &'a [PlyRecord]) -> impl Iterat
         pos.make(p.mv);
         (before, p)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Reason, Square};
+
+    /// Four plies, the third a fast search, the defenders win: by hand, the attackers' one
+    /// position predicted (0.5 + 1)/2 = 0.75 and got 0; the defenders' two predicted 0.25 and
+    /// 1 and got 1 both (Brier (0.75² + 0) / 2).
+    #[test]
+    fn value_observations_by_hand() {
+        let mv = Move::new(Square::new(0, 0), Square::new(0, 1));
+        let ply = |value: f32, full: bool| PlyRecord { mv, policy: Vec::new(), full, value };
+        let game = FinishedGame {
+            plies: vec![ply(0.5, true), ply(-0.5, true), ply(0.0, false), ply(1.0, true)],
+            outcome: Outcome::win(Side::Defenders, Reason::CornerEscape),
+        };
+        let obs: Vec<(Side, f64, f64, usize)> = game.value_observations(Side::Attackers).map(|o| (o.side, o.predicted, o.realized, o.ply)).collect();
+        assert_eq!(obs, [(Side::Attackers, 0.75, 0.0, 0), (Side::Defenders, 0.25, 1.0, 1), (Side::Defenders, 1.0, 1.0, 3)]);
+        let c = value_calibration(&[game.clone(), game], Side::Attackers).report();
+        let (a, d) = (c.attackers.all.summary, c.defenders.all.summary);
+        assert_eq!((a.count, a.mean_predicted, a.mean_realized, a.brier), (2, 0.75, 0.0, 0.5625));
+        assert_eq!((d.count, d.mean_predicted, d.mean_realized, d.brier), (4, 0.625, 1.0, 0.28125));
+    }
 }

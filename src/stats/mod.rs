@@ -1,12 +1,14 @@
 //! Statistics of game results: confidence intervals for rates (Wilson), Elo differences with
 //! intervals, joint Elo ratings of a field (Bradley-Terry, [`elo`]), the sequential
-//! probability ratio test for matches, a two-proportion test for comparing balance runs, and
-//! the human reference figures balance reports show.
+//! probability ratio test for matches, a two-proportion test for comparing balance runs, the
+//! human reference figures balance reports show, and the per-side calibration of value
+//! predictions ([`calibration`]).
 //!
-//! Mathematics only: numbers in, numbers out, no other module of the crate (the experiments
-//! that play games are in [`crate::lab`], charts in [`crate::report`]). Every formula is short
-//! and tested against published values.
+//! Mathematics only: numbers in, numbers out, no other module of the crate (the rules crate's
+//! `Side` aside; the experiments that play games are in [`crate::lab`], charts in
+//! [`crate::report`]). Every formula is short and tested against published values.
 
+pub mod calibration;
 pub mod elo;
 
 /// The 97.5% quantile of the standard normal distribution (two-sided 95%).

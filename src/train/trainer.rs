@@ -14,9 +14,9 @@ use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, Run
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
 use crate::nn::{parse_device, TaflNet};
-use crate::report::metrics::{EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
+use crate::report::metrics::{CalibrationMetrics, EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use crate::rules::{Side, Variant};
-use crate::selfplay::FinishedGame;
+use crate::selfplay::{value_calibration, FinishedGame};
 use crate::stats::elo_from_score;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -158,6 +158,7 @@ impl Trainer {
         let sp_secs = t.elapsed().as_secs_f64().max(1e-9);
         self.state.selfplay_games += games.len() as u64;
         let (att, def, draw, plies) = side_rates(&games);
+        let calibration = CalibrationMetrics::from(&value_calibration(&games, self.variant.rules.first));
         // 2. Train.
         let t = Instant::now();
         // Training has the whole machine.
@@ -189,6 +190,7 @@ impl Trainer {
                 mean_plies: plies,
             },
             eval,
+            calibration: Some(calibration),
         };
         self.rd.append_metrics(&line)?;
         self.state.generation = generation;
@@ -196,7 +198,7 @@ impl Trainer {
         self.rd.save_state(&self.state)?;
         let loss = training.loss;
         Ok(Some(format!(
-            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies | {}",
+            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies, value bias att {:+.2} def {:+.2} | {}",
             loss.total,
             loss.policy,
             loss.value,
@@ -206,6 +208,8 @@ impl Trainer {
             100.0 * def,
             100.0 * draw,
             plies,
+            calibration.attackers.bias(),
+            calibration.defenders.bias(),
             if summary.is_empty() { "no evaluation".to_string() } else { summary.join(", ") }
         )))
     }

@@ -81,7 +81,8 @@ fn solver_blocks_a_one_move_escape() {
         assert_eq!(r.best, Some(block), "{name}");
         let lost = r.moves.iter().filter(|m| m.proof == Proof::Loss).count();
         assert!(lost > 0, "{name}: the solver proved some moves lost");
-        assert!(r.moves.iter().all(|m| (m.proof == Proof::Loss) != (m.mv == block) || m.visits == 0 && m.proof == Proof::Unknown));
+        // Every other move is proven lost, or was never searched.
+        assert!(r.moves.iter().all(|m| m.mv == block || m.proof == Proof::Loss || m.visits == 0 && m.proof == Proof::Unknown));
     }
 }
 
@@ -641,4 +642,116 @@ fn abandoned_selfplay_leaves_no_batch_in_flight() {
     assert_eq!(steps, 5);
     assert!(ev.queue.is_empty(), "every started batch was collected");
     assert_eq!(p.games, 0);
+}
+
+/// The position of `solver_blocks_a_one_move_escape`: the king on c1 threatens c1-a1 and
+/// only b4-b1 stops it.
+fn one_blocking_move() -> (Position, Move) {
+    let v = variant("brandubh");
+    let p = board(
+        &v,
+        "
+        . . . . . . .
+        . . . . . . .
+        . . . a . . .
+        . a . + . . a
+        . . . . . . .
+        . . . d . . .
+        . . k . a . .",
+        Side::Attackers,
+    );
+    let block = mv(&p, "b4-b1");
+    (p, block)
+}
+
+#[test]
+fn escape_probe_proves_unblocking_moves_lost_at_expansion() {
+    let (p, block) = one_blocking_move();
+    for probe in [true, false] {
+        // One simulation: the root's expansion and nothing more.
+        let mut s = Search::new(p.clone(), SearchConfig { escape_probe: probe, ..cfg(1) }, 1);
+        let r = s.run(&mut UniformEvaluator::new());
+        let lost: Vec<Move> = r.moves.iter().filter(|m| m.proof == Proof::Loss).map(|m| m.mv).collect();
+        if probe {
+            assert_eq!(lost.len(), p.legal_moves().len() - 1, "every move but the block is proven lost");
+            assert!(!lost.contains(&block));
+            assert_eq!(r.best, Some(block));
+        } else {
+            assert!(lost.is_empty(), "without the probe a move is proven only once its position is searched");
+        }
+    }
+}
+
+#[test]
+fn escape_probe_proves_an_unstoppable_threat_with_fewer_simulations() {
+    // The fork of `solver_finds_a_forced_escape_in_two`, both ways.
+    let v = variant("brandubh");
+    let p = board(
+        &v,
+        "
+        . . . . . . .
+        . . . . . . a
+        . . . . . . .
+        . . . k . . .
+        . . . . . . .
+        . a . . . . .
+        . . . . . . .",
+        Side::Defenders,
+    );
+    let sims = |probe: bool| {
+        let mut s = Search::new(p.clone(), SearchConfig { escape_probe: probe, ..cfg(4000) }, 4);
+        let r = s.run(&mut UniformEvaluator::new());
+        assert_eq!(r.proof, Proof::Win, "probe {probe}");
+        r.simulations
+    };
+    let (with, without) = (sims(true), sims(false));
+    assert!(with * 4 < without, "with the probe {with} simulations, without {without}");
+}
+
+#[test]
+fn escape_probe_proofs_are_sound_on_played_positions() {
+    // Random games; at each attackers' turn where the king has a route to an escape square,
+    // every root move the probe proves lost must let the king escape at once, and a move it
+    // leaves unproven must not (its check is exact for escapes).
+    use rand::{Rng, SeedableRng};
+    let mut checked = 0;
+    for name in ["brandubh", "copenhagen", "tablut"] {
+        let v = variant(name);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for _ in 0..40 {
+            let mut p = Position::start(v.clone());
+            while !p.is_over() && p.ply() < 200 {
+                if p.to_move() == Side::Attackers {
+                    let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, ..cfg(1) }, 1);
+                    let r = s.run(&mut UniformEvaluator::new());
+                    for m in &r.moves {
+                        let mut q = p.clone();
+                        q.make(m.mv);
+                        if q.outcome().is_some() {
+                            continue;
+                        }
+                        let escapes = immediate_wins(&q).iter().any(|w| w.from == q.king() && v.is_escape(w.to));
+                        assert_eq!(m.proof == Proof::Loss, escapes, "{name} ply {}: {}", p.ply(), m.mv);
+                        checked += usize::from(escapes);
+                    }
+                }
+                let moves = p.legal_moves();
+                p.make(moves[rng.gen_range(0..moves.len())]);
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} proven moves met");
+}
+
+#[test]
+fn a_search_moved_into_a_probe_proven_position_finds_the_escape() {
+    let (p, block) = one_blocking_move();
+    let mut s = Search::new(p.clone(), cfg(1), 1);
+    s.run(&mut UniformEvaluator::new());
+    // Play a move the probe proved lost (not searched below), then search the defenders' turn.
+    let lost = p.legal_moves().into_iter().find(|&m| m != block).expect("a losing move");
+    s.advance(lost).expect("legal");
+    let r = s.run(&mut UniformEvaluator::new());
+    assert_eq!(r.best, Some(mv(s.position(), "c1-a1")));
+    assert_eq!(r.proof, Proof::Win);
 }

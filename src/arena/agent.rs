@@ -224,6 +224,13 @@ impl FromStr for AgentSpec {
                 "batch" => spec.search.batch = count()?,
                 "cpuct" => spec.search.cpuct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
+                "probe" => {
+                    spec.search.escape_probe = match value {
+                        "1" | "true" | "yes" => true,
+                        "0" | "false" | "no" => false,
+                        _ => return Err(number("1 or 0")),
+                    }
+                }
                 "time" => {
                     let secs =
                         value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).ok_or_else(|| number("a positive number of seconds"))?;
@@ -231,7 +238,7 @@ impl FromStr for AgentSpec {
                 }
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
-                _ => return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, batch, device, precision)"))),
+                _ => return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, batch, probe, device, precision)"))),
             }
         }
         match kind {
@@ -318,6 +325,9 @@ impl AgentSpec {
             }
             if self.search.batch != d.batch {
                 opts.push(format!("batch={}", self.search.batch));
+            }
+            if self.search.escape_probe != d.escape_probe {
+                opts.push(format!("probe={}", u8::from(self.search.escape_probe)));
             }
         }
         if let Some(device) = &self.device {

@@ -132,3 +132,61 @@ impl Encoder {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Positions of `variant` along one fixed game (each move picked by its index among the
+    /// sorted legal moves: no random generator whose stream could change), and on brandubh one
+    /// position that occurred before (the repetition plane).
+    fn pinned_positions(variant: &Arc<Variant>) -> Vec<Position> {
+        let mut pos = Position::start(variant.clone());
+        let mut out = vec![pos.clone()];
+        for ply in 0..40 {
+            let moves = pos.legal_moves();
+            if pos.is_over() || moves.is_empty() {
+                break;
+            }
+            pos.make(moves[(ply * 7 + 3) % moves.len()]);
+            out.push(pos.clone());
+        }
+        if variant.name == "brandubh" {
+            // There and back again, for both sides: the start recurs.
+            let mut p = Position::start(variant.clone());
+            let (a, d) = (Move::new(Square::new(3, 1), Square::new(1, 1)), Move::new(Square::new(3, 2), Square::new(2, 2)));
+            for mv in [a, d, Move::new(a.to, a.from), Move::new(d.to, d.from)] {
+                p.play(mv).expect("a legal move");
+            }
+            assert_eq!(p.repetitions(), 2);
+            out.push(p);
+        }
+        out
+    }
+
+    /// FNV-1a over the bits of every float.
+    fn checksum(planes: &[f32]) -> u64 {
+        planes.iter().flat_map(|x| x.to_bits().to_le_bytes()).fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    }
+
+    /// Version 1 planes, bit for bit as every version-1 model was trained on: checksums
+    /// computed with the encoder before encoding versions existed (commit 9a6ec34).
+    #[test]
+    fn version_1_planes_are_pinned() {
+        let mut got = Vec::new();
+        for name in ["brandubh", "copenhagen", "tablut", "alea-evangelii"] {
+            let v = Arc::new(Variant::preset(name).expect("preset"));
+            let enc = Encoder::new(&v);
+            let planes: Vec<f32> = pinned_positions(&v).iter().flat_map(|p| enc.planes(p)).collect();
+            got.push((name, planes.len(), format!("{:016x}", checksum(&planes))));
+        }
+        let want = [
+            ("brandubh", 20580, "c8224f8a8a97e1f8"),
+            ("copenhagen", 49610, "bc3b97730aba0666"),
+            ("tablut", 33210, "ef1261272841de7b"),
+            ("alea-evangelii", 148010, "614c217eee96ace4"),
+        ];
+        assert_eq!(got, want.map(|(n, len, sum)| (n, len, sum.to_string())));
+    }
+}

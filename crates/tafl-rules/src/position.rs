@@ -291,6 +291,21 @@ impl Position {
         });
     }
 
+    /// Appends the moves of the piece on `from` (nothing for an empty square) by the same
+    /// generator as [`Position::generate_moves`], in direction order, nearest first, whichever
+    /// side is to move and whether or not the game is over. For analysis rather than play:
+    /// where the side not on move could go, or the king's routes after a move of its own.
+    pub fn generate_moves_from(&self, from: Square, out: &mut Vec<Move>) {
+        let c = self.cells[from.index()];
+        if cell::piece(c).is_none() {
+            return;
+        }
+        self.piece_moves(from.index(), c, |q| {
+            out.push(Move::new(from, Square::from_index(q)));
+            false
+        });
+    }
+
     /// Calls `f(cell, code)` for each piece in `mask`, rank 1 first; stops when `f` returns
     /// true and returns whether it stopped.
     #[inline(always)]
@@ -568,6 +583,34 @@ mod tests {
 
     /// `clone_from` into a position of another variant with a longer history copies every
     /// field, the history included, exactly as `clone` does.
+    /// The moves of one piece are those of the full generator from its square, for either
+    /// side and whoever is to move; an empty square has none.
+    #[test]
+    fn moves_from_a_square_are_the_generators_whoever_is_to_move() {
+        let v = Arc::new(Variant::preset("copenhagen").expect("preset"));
+        let mut pos = Position::start(v.clone());
+        for i in 0..12 {
+            let moves = pos.legal_moves();
+            pos.make(moves[(i * 5 + 1) % moves.len()]);
+        }
+        for side in [Side::Attackers, Side::Defenders] {
+            let mut setup = pos.to_setup();
+            setup.to_move = side;
+            let p = Position::from_setup(v.clone(), &setup).expect("a legal board");
+            let mut all = Vec::new();
+            p.generate_moves(&mut all);
+            for sq in v.geometry.squares() {
+                let mut mine = Vec::new();
+                pos.generate_moves_from(sq, &mut mine);
+                match pos.piece_at(sq) {
+                    Some(piece) if piece.side() == side => assert_eq!(mine, all.iter().copied().filter(|m| m.from == sq).collect::<Vec<_>>(), "{sq}"),
+                    Some(_) => {}
+                    None => assert!(mine.is_empty(), "{sq}"),
+                }
+            }
+        }
+    }
+
     #[test]
     fn clone_from_equals_clone() {
         let mut source = Position::start(Arc::new(Variant::preset("brandubh").expect("preset")));

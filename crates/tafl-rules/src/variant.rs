@@ -278,6 +278,12 @@ impl Variant {
     pub fn is_camp(&self, sq: Square) -> bool {
         self.tables.flags[sq.index()] & CAMP != 0
     }
+    /// Whether the empty square `sq` counts as one of the king's captors when beside it (the
+    /// throne, and corners and camps hostile to defenders): the squares that, with attackers,
+    /// close a strong king's four sides.
+    pub fn hostile_to_king(&self, sq: Square) -> bool {
+        self.tables.king_hostile[sq.index()]
+    }
     /// Whether the king wins on reaching `sq`.
     pub fn is_escape(&self, sq: Square) -> bool {
         self.tables.flags[sq.index()] & ESCAPE != 0
@@ -521,5 +527,19 @@ mod tests {
             let rules = Variant::preset(name).expect("preset").rules;
             assert_eq!(crate::canonical::to_json(&rules).unwrap(), serde_json::to_string(&rules).unwrap(), "{name}");
         }
+    }
+
+    /// Copenhagen: the throne and the corners (hostile to defenders) are the king's captors
+    /// when empty; other squares are not. Corners that spare defenders spare the king.
+    #[test]
+    fn squares_hostile_to_the_king_are_the_throne_and_hostile_corners() {
+        let v = Variant::preset("copenhagen").expect("preset");
+        let g = v.geometry;
+        let hostile: Vec<String> = g.squares().filter(|&s| v.hostile_to_king(s)).map(|s| s.to_string()).collect();
+        assert_eq!(hostile, ["a1", "k1", "f6", "a11", "k11"]);
+        let mut rules = v.rules.clone();
+        rules.corners.hostile_to_defenders = When::Never;
+        let spared = v.with_rules(rules).expect("valid rules");
+        assert!(!spared.hostile_to_king(Square::new(0, 0)) && spared.hostile_to_king(g.center()));
     }
 }

@@ -31,6 +31,23 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
     Trainer::open(cfg, dir, resume, overrides, reporter)?.run(reporter)
 }
 
+/// A new run from an `--init` model keeps the model's encoding (whatever the config's `[net]`
+/// says or leaves to the default), and says so when that differs: a model is always fed the
+/// planes it was trained on. Its size must match the config's (`create_run` checks).
+fn keep_init_encoding(cfg: &mut RunConfig, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
+    let meta = checkpoint::resolve(init).and_then(|p| checkpoint::read_meta(&p)).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+    if meta.net.encoding != cfg.net.encoding {
+        reporter.line(&format!(
+            "--init {}: a network of input encoding {}; the run keeps it (the config's [net] gives {})",
+            init.display(),
+            meta.net.encoding,
+            cfg.net.encoding
+        ));
+        cfg.net.encoding = meta.net.encoding;
+    }
+    Ok(())
+}
+
 /// A run open in this process. The phases of a generation are its methods: self-play in
 /// `workers` (hence the fields visible to the `train` module), training, saving and
 /// evaluation here.
@@ -75,7 +92,12 @@ impl Trainer {
                 return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
             }
             Some(s) => s,
-            None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
+            None => {
+                if let Some(init) = overrides.init.as_deref() {
+                    keep_init_encoding(&mut cfg, init, reporter)?;
+                }
+                create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
+            }
         };
         for p in rd.remove_stale_temp_files()? {
             reporter.line(&format!("removed {}, left by a killed process", p.display()));
@@ -89,18 +111,20 @@ impl Trainer {
         if optim_path.exists() {
             sgd.load(&optim_path)?;
         }
-        let mut window = ReplayWindow::new(variant.clone(), cfg.train.window_positions, cfg.train.value_discount);
+        // The window encodes for the network it trains: a version-1 run continues on version 1.
+        let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount);
         let mut gate = ShardGate::new(&variant);
         // Games of a model saved just before a kill (its state.json not yet written) are no
         // younger than the run.
         let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
         fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
         reporter.line(&format!(
-            "{}: {} on {}, {} network, {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
+            "{}: {} on {}, {} network (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
             dir.display(),
             cfg.name,
             variant.name,
-            cfg.net,
+            net.config,
+            net.config.encoding,
             device,
             cfg.selfplay.workers(crate::nn::cores()),
             tch::get_num_threads(),
@@ -164,7 +188,7 @@ impl Trainer {
         crate::nn::set_intra_op_threads(crate::nn::cores());
         let training = self.train_steps(generation, reporter);
         let train_secs = t.elapsed().as_secs_f64();
-        self.rd.save_generation(&self.net, &self.sgd, &self.variant, &self.cfg, generation)?;
+        self.rd.save_generation(&self.net, &self.sgd, &self.variant, generation)?;
         // 3. Evaluate: games in parallel on rayon's threads, so a share of the cores each
         // (rayon's threads keep the count they first ran torch with).
         crate::nn::set_intra_op_threads(crate::nn::cores() / rayon::current_num_threads().max(1));

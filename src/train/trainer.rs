@@ -363,3 +363,48 @@ fn play_match(
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::encoding::Encoding;
+    use std::sync::Mutex;
+
+    /// Keeps the lines, ignores the bars.
+    struct Lines(Mutex<Vec<String>>);
+
+    impl Reporter for Lines {
+        fn start(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64, _: &str) {}
+        fn finish(&self) {}
+        fn line(&self, text: &str) {
+            self.0.lock().expect("not poisoned").push(text.to_string());
+        }
+    }
+
+    /// A new run from the shipped (version-1) model with the default config (version 2 for
+    /// a fresh network) keeps version 1, says so once, and saves a config and a generation 0
+    /// of version 1.
+    #[test]
+    fn a_run_from_an_init_model_keeps_the_models_encoding() {
+        let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh"));
+        let mut cfg = RunConfig::from_toml(super::super::DEFAULT_CONFIG, "default").expect("the default config");
+        assert_eq!(cfg.net.encoding, Encoding::V2);
+        let lines = Lines(Mutex::new(Vec::new()));
+        keep_init_encoding(&mut cfg, shipped, &lines).expect("the shipped model reads");
+        assert_eq!(cfg.net.encoding, Encoding::V1);
+        keep_init_encoding(&mut cfg, shipped, &lines).expect("again");
+        let said = lines.0.lock().expect("not poisoned").clone();
+        assert!(said.len() == 1 && said[0].contains("input encoding 1; the run keeps it"), "{said:?}");
+        let dir = std::env::temp_dir().join(format!("tafl-lab-init-encoding-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rd = RunDir::new(&dir);
+        let variant = Variant::from_spec(&cfg.variant).expect("variant");
+        create_run(&rd, &cfg, &variant, Some(shipped)).expect("a run from the shipped model");
+        assert_eq!(rd.load_config().expect("saved config").net.encoding, Encoding::V1);
+        assert_eq!(checkpoint::read_meta(&rd.model(0)).expect("generation 0").net.encoding, Encoding::V1);
+        let missing = keep_init_encoding(&mut cfg, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
+        assert!(missing.contains("--init"), "{missing}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

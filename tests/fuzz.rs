@@ -23,6 +23,7 @@ use std::time::Duration;
 use tafl_lab::arena::AgentSpec;
 use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
 use tafl_lab::nn::checkpoint::{self, ModelMeta};
+use tafl_lab::nn::encoding::Encoding;
 use tafl_lab::nn::{NetConfig, TaflNet};
 use tafl_lab::rules::notation::{parse_move, parse_position, parse_position_string, parse_rules_string, position_string, rules_string, split_moves};
 use tafl_lab::rules::ruleset::fnv1a;
@@ -1011,7 +1012,7 @@ fn mutate_json(v: &mut serde_json::Value, rng: &mut SmallRng) {
 
 fn tiny_checkpoint(dir: &Path) -> (PathBuf, Arc<Variant>) {
     let v = Arc::new(Variant::preset("brandubh").expect("preset"));
-    let net = TaflNet::new(7, NetConfig { blocks: 1, channels: 4 }, tch::Device::Cpu);
+    let net = TaflNet::new(7, NetConfig::new(1, 4), tch::Device::Cpu);
     let path = dir.join("tiny.safetensors");
     checkpoint::save(&net, &ModelMeta::new(&v, net.config, 2), &path).unwrap();
     (path, v)
@@ -1092,7 +1093,7 @@ fn fuzz_checkpoint_headers() {
 fn checkpoints_with_impossible_metadata_are_refused() {
     let dir = tmp_dir("meta");
     let v = Arc::new(Variant::preset("brandubh").expect("preset"));
-    let net = TaflNet::new(7, NetConfig { blocks: 1, channels: 4 }, tch::Device::Cpu);
+    let net = TaflNet::new(7, NetConfig::new(1, 4), tch::Device::Cpu);
     let good = ModelMeta::new(&v, net.config, 0);
     let copenhagen = Variant::preset("copenhagen").expect("preset");
     let cases: Vec<(&str, ModelMeta)> = vec![
@@ -1101,11 +1102,15 @@ fn checkpoints_with_impossible_metadata_are_refused() {
         ("board_size 8", ModelMeta { board_size: 8, ..good.clone() }),
         ("board_size 255", ModelMeta { board_size: 255, ..good.clone() }),
         ("board_size 11 on a 7x7 variant", ModelMeta { board_size: 11, ..good.clone() }),
-        ("no channels", ModelMeta { net: NetConfig { blocks: 1, channels: 0 }, ..good.clone() }),
-        ("absurd channels", ModelMeta { net: NetConfig { blocks: 1, channels: 1 << 40 }, ..good.clone() }),
-        ("absurd blocks", ModelMeta { net: NetConfig { blocks: usize::MAX, channels: 4 }, ..good.clone() }),
-        ("a bigger net than the weights", ModelMeta { net: NetConfig { blocks: 40, channels: 256 }, ..good.clone() }),
+        ("no channels", ModelMeta { net: NetConfig { channels: 0, ..good.net }, ..good.clone() }),
+        ("absurd channels", ModelMeta { net: NetConfig { channels: 1 << 40, ..good.net }, ..good.clone() }),
+        ("absurd blocks", ModelMeta { net: NetConfig { blocks: usize::MAX, ..good.net }, ..good.clone() }),
+        ("a bigger net than the weights", ModelMeta { net: NetConfig::new(40, 256), ..good.clone() }),
         ("another variant's board", ModelMeta { variant_toml: copenhagen.to_toml(), ..good.clone() }),
+        ("an unknown encoding", ModelMeta { encoding_version: 3, ..good.clone() }),
+        ("no input planes", ModelMeta { input_planes: 0, ..good.clone() }),
+        ("another encoding's plane count", ModelMeta { input_planes: Encoding::V1.planes(), ..good.clone() }),
+        ("a net of another encoding", ModelMeta { net: good.net.with_encoding(Encoding::V1), ..good.clone() }),
         ("no variant", ModelMeta { variant_toml: String::new(), ..good.clone() }),
     ];
     for (what, meta) in cases {

@@ -7,14 +7,14 @@ use common::{variant, variant_with};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tafl_lab::nn::checkpoint::{self, ModelMeta};
-use tafl_lab::nn::encoding::{index_move, policy_index, policy_size, Encoder, PLANES};
+use tafl_lab::nn::encoding::{index_move, policy_index, policy_size, Encoder, Encoding};
 use tafl_lab::nn::{NetConfig, NetEvaluator, NnError, Precision, Symmetry, TaflNet};
 use tafl_lab::rules::ruleset::KingStrength;
 use tafl_lab::rules::{Position, Variant};
 use tafl_lab::search::{EvalRequest, Evaluator};
 use tch::{Device, Tensor};
 
-const TINY: NetConfig = NetConfig { blocks: 1, channels: 8 };
+const TINY: NetConfig = NetConfig::new(1, 8);
 
 /// Positions along a few random games (every 7th ply), start included.
 fn sample_positions(v: &std::sync::Arc<Variant>, seed: u64) -> Vec<Position> {
@@ -63,15 +63,17 @@ fn planes_and_policy_commute_with_the_eight_symmetries() {
     for name in ["brandubh", "copenhagen", "tablut", "fetlar"] {
         let v = variant(name);
         let g = v.geometry;
-        let enc = Encoder::new(&v);
+        let encoders = Encoding::ALL.map(|e| Encoder::new(&v, e));
         assert!(Symmetry::ALL.iter().all(|s| s.preserves(&v)), "{name} is fully symmetric");
         for p in sample_positions(&v, 2) {
             let p0 = Position::from_setup(v.clone(), &p.to_setup()).unwrap();
-            let planes = enc.planes(&p0);
+            let planes = encoders.each_ref().map(|enc| enc.planes(&p0));
             let moves = p0.legal_moves();
             for s in Symmetry::ALL {
                 let p1 = s.position(&p0);
-                assert_eq!(enc.planes(&p1), s.planes(g, &planes), "{name} {s:?} planes");
+                for (enc, planes) in encoders.iter().zip(&planes) {
+                    assert_eq!(enc.planes(&p1), s.planes(g, planes), "{name} {s:?} planes of encoding {}", enc.encoding());
+                }
                 let mut mapped: Vec<_> = moves.iter().map(|&m| s.mv(g, m)).collect();
                 mapped.sort();
                 assert_eq!(p1.legal_moves(), mapped, "{name} {s:?} legal moves");
@@ -161,7 +163,7 @@ fn forward_shapes_and_masked_priors() {
         let v = variant(name);
         let n = v.geometry.size() as i64;
         let net = TaflNet::new(v.geometry.size(), TINY, Device::Cpu);
-        let x = Tensor::zeros([5, PLANES as i64, n, n], (tch::Kind::Float, Device::Cpu));
+        let x = Tensor::zeros([5, TINY.encoding.planes() as i64, n, n], (tch::Kind::Float, Device::Cpu));
         let (p, w) = net.forward_t(&x, false);
         assert_eq!(p.size(), vec![5, 4 * (n - 1), n, n]);
         assert_eq!(w.size(), vec![5, 3]);
@@ -189,9 +191,9 @@ fn tmp(name: &str) -> std::path::PathBuf {
 #[test]
 fn checkpoint_round_trip_is_bit_exact() {
     let v = variant("brandubh");
-    let net = TaflNet::new(7, NetConfig { blocks: 2, channels: 8 }, Device::Cpu);
+    let net = TaflNet::new(7, NetConfig::new(2, 8), Device::Cpu);
     // Make the batch-norm statistics non-trivial: one training-mode pass updates them.
-    let x = Tensor::randn([4, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+    let x = Tensor::randn([4, net.config.encoding.planes() as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
     let _ = net.forward_t(&x, true);
     let meta = ModelMeta::new(&v, net.config, 3);
     let path = tmp("roundtrip.safetensors");

@@ -8,7 +8,7 @@ use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tafl_lab::nn::encoding::{Encoder, PLANES};
+use tafl_lab::nn::encoding::Encoder;
 use tafl_lab::nn::{NetConfig, NetEvaluator, Precision, TaflNet};
 use tafl_lab::play::random_playout;
 use tafl_lab::rules::perft::perft;
@@ -195,7 +195,8 @@ impl RawForward {
     fn new(mut net: TaflNet, input: &[f32], batch: usize, kind: tch::Kind) -> RawForward {
         let n = net.board_size as i64;
         net.vs.set_kind(kind);
-        let x = tch::Tensor::from_slice(input).view([batch as i64, PLANES as i64, n, n]).to_device(net.device()).to_kind(kind);
+        let planes = net.config.encoding.planes() as i64;
+        let x = tch::Tensor::from_slice(input).view([batch as i64, planes, n, n]).to_device(net.device()).to_kind(kind);
         let mut raw = RawForward { net, x, batch };
         raw.forward();
         raw
@@ -255,7 +256,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     // Raw: the network alone on a prepared input tensor, in fp32 and at the precision, in
     // the inference form the evaluators run (batch norms folded), on every lane at once, so
     // the ratio compares search with the network capacity of the same layout.
-    let enc = Encoder::new(&variant);
+    let enc = Encoder::new(&variant, net_cfg.encoding);
     let mut input = vec![0f32; batch * enc.len()];
     for (p, chunk) in sample_positions(&variant, batch).iter().zip(input.chunks_exact_mut(enc.len())) {
         enc.encode(p, chunk);
@@ -390,6 +391,7 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                 f.variant.clone(),
                 json!({
                     "net": f.net.to_string(),
+                    "encoding": f.net.encoding.version(),
                     "raw_evals_per_s": f.raw,
                     "raw_fp32_evals_per_s": f.raw_fp32,
                     "search_evals_per_s": f.search,

@@ -78,7 +78,7 @@ pub struct ArenaArgs {
     pub quiet: bool,
 }
 
-/// `--blocks` and `--channels`, shared by the commands that make a network.
+/// `--blocks`, `--channels` and `--encoding`, shared by the commands that make a network.
 #[derive(clap::Args, Clone)]
 pub struct NetArgs {
     /// Residual blocks (default: by board size, 4 on 7x7, 6 above).
@@ -87,13 +87,21 @@ pub struct NetArgs {
     /// Channels (default: by board size, 32 on 7x7, 48 on 9x9, 64 above).
     #[arg(long)]
     pub channels: Option<usize>,
+    /// Input planes: 2 (the default: version 1's ten and nine of the king's routes, captures
+    /// and reach) or 1 (the ten planes of older models); see models/README.md.
+    #[arg(long)]
+    pub encoding: Option<tafl_lab::nn::encoding::Encoding>,
 }
 
 impl NetArgs {
-    /// The network size for a board: the flags, else `NetConfig::default_for`.
+    /// The network for a board: the flags, else `NetConfig::default_for` (newest encoding).
     pub fn config(&self, board_size: u8) -> Result<tafl_lab::nn::NetConfig> {
         let d = tafl_lab::nn::NetConfig::default_for(board_size);
-        let cfg = tafl_lab::nn::NetConfig { blocks: self.blocks.unwrap_or(d.blocks), channels: self.channels.unwrap_or(d.channels) };
+        let cfg = tafl_lab::nn::NetConfig {
+            blocks: self.blocks.unwrap_or(d.blocks),
+            channels: self.channels.unwrap_or(d.channels),
+            encoding: self.encoding.unwrap_or(d.encoding),
+        };
         cfg.check().map_err(|e| anyhow!("{}", e.replacen("net.", "--", 1)))?;
         Ok(cfg)
     }

@@ -26,6 +26,14 @@ pub fn run(args: &NewModelArgs, out: &mut impl Write) -> Result<()> {
     tch::manual_seed(args.seed as i64);
     let net = TaflNet::new(variant.geometry.size(), cfg, tch::Device::Cpu);
     checkpoint::save(&net, &ModelMeta::new(&variant, cfg, 0), &args.out)?;
-    writeln!(out, "wrote {} ({} network, {} parameters, untrained) for {}", args.out.display(), cfg, net.parameter_count(), variant.name)?;
+    writeln!(
+        out,
+        "wrote {} ({} network, input encoding {}, {} parameters, untrained) for {}",
+        args.out.display(),
+        cfg,
+        cfg.encoding,
+        net.parameter_count(),
+        variant.name
+    )?;
     Ok(())
 }

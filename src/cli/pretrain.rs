@@ -102,9 +102,10 @@ pub fn run(args: &PretrainArgs, out: &mut impl Write) -> Result<()> {
     let last = report.epochs.last().map(pretrain::epoch_text).unwrap_or_default();
     writeln!(
         out,
-        "wrote {} ({} network, {} on {} games: {} training, {} held out; {} positions); last {last}",
+        "wrote {} ({} network, input encoding {}, {} on {} games: {} training, {} held out; {} positions); last {last}",
         model.display(),
         cfg.net,
+        cfg.net.encoding,
         variant.name,
         report.games_used,
         report.train_games,

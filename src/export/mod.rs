@@ -2,14 +2,15 @@
 //! `model.json` that states the whole I/O contract, and fixture inputs with the outputs
 //! tafl-lab computes for them (so a port can check itself to 1e-4).
 //!
-//! The traced forward takes `[B, PLANES, N, N]` and returns one `[B, P + 3]` tensor: the
-//! flattened policy logits (P = 4 (N-1) N N), then the win/draw/loss logits. (tch traces
+//! The traced forward takes `[B, C, N, N]` (C the input planes of the model's encoding) and
+//! returns one `[B, P + 3]` tensor: the flattened policy logits (P = 4 (N-1) N N), then the
+//! win/draw/loss logits. (tch traces
 //! closures with exactly one output list and frozen weights, so the two heads are joined;
 //! `scripts/export_onnx.py` splits them again into named ONNX outputs.)
 
 use crate::fsio::atomic_write;
 use crate::nn::checkpoint::{self, write_tensors, ModelMeta};
-use crate::nn::encoding::{policy_index, policy_size, Encoder, ENCODING_VERSION, PLANES, PLANE_NAMES};
+use crate::nn::encoding::{policy_index, policy_size, Encoder, Encoding};
 use crate::nn::NnError;
 use crate::rules::notation::{position_string, rules_string};
 use crate::rules::{Position, Variant};
@@ -75,6 +76,33 @@ pub fn fixture_positions(variant: &Arc<Variant>) -> Vec<Position> {
     out
 }
 
+/// What `model.json` says about the planes that are not plain 0/1 maps of pieces or squares.
+fn plane_notes(encoding: Encoding) -> serde_json::Value {
+    let mut notes = json!({
+        "attackers_to_move": "all ones when the attackers are to move, all zeros otherwise",
+        "repeated": "all ones when the current position occurred before since the last capture",
+        "ply_progress": "ply / ply_cap everywhere (ply_cap from the rules; 0 means 4 * N * N)",
+        "board": "all ones"
+    });
+    if encoding == Encoding::V2 {
+        let more = json!({
+            "tactics": "the planes after board are computed for both sides whoever is to move, from the board and the rules alone (no history): each side's legal moves, and the captures and game ends the rules give when a move is made",
+            "king_moves": "squares the king can move to",
+            "king_moves_2": "squares the king reaches with a second move (after a first that does not end the game; an armed king's first move captures), not in king_moves and not its own square",
+            "escape_now": "escape squares in king_moves",
+            "escape_two": "escape squares in king_moves_2",
+            "attackers_capturable": "attackers that some defender's move (the king's included) would capture",
+            "defenders_capturable": "defenders that some attacker's move would capture, and the king where an attacker's move captures it",
+            "attacker_reach": "squares some attacker can move to",
+            "defender_reach": "squares some defender or the king can move to",
+            "king_neighbours_hostile": "squares beside the king holding an attacker, or empty and hostile to the king by the rules (throne, corners and camps hostile to defenders)"
+        });
+        let (serde_json::Value::Object(n), serde_json::Value::Object(m)) = (&mut notes, more) else { unreachable!("objects") };
+        n.extend(m);
+    }
+    notes
+}
+
 /// Exports the model at `model` into `out`.
 pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
     let model = checkpoint::resolve(model)?;
@@ -84,13 +112,14 @@ pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
     net.vs.freeze();
     let g = variant.geometry;
     let n = g.size() as i64;
-    let enc = Encoder::new(&variant);
+    let encoding = meta.net.encoding;
+    let enc = Encoder::new(&variant, encoding);
     let positions = fixture_positions(&variant);
     let mut input = vec![0f32; positions.len() * enc.len()];
     for (p, chunk) in positions.iter().zip(input.chunks_exact_mut(enc.len())) {
         enc.encode(p, chunk);
     }
-    let x = Tensor::from_slice(&input).view([positions.len() as i64, PLANES as i64, n, n]);
+    let x = Tensor::from_slice(&input).view([positions.len() as i64, encoding.planes() as i64, n, n]);
     let mut files = Vec::new();
 
     // TorchScript, traced.
@@ -128,19 +157,14 @@ pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
         "rules_toml": variant.to_toml(),
         "rules_opentafl": rules.as_ref().ok(),
         "rules_opentafl_error": rules.as_ref().err().map(ToString::to_string),
-        "encoding_version": ENCODING_VERSION,
+        "encoding_version": encoding.version(),
         "input": {
             "name": "planes",
-            "shape": ["B", PLANES, g.size(), g.size()],
+            "shape": ["B", encoding.planes(), g.size(), g.size()],
             "dtype": "float32",
             "layout": "planes[c][rank][file]; rank 0 is rank 1 (the first row of an OpenTafl position string), file 0 is file a",
-            "planes": PLANE_NAMES,
-            "notes": {
-                "attackers_to_move": "all ones when the attackers are to move, all zeros otherwise",
-                "repeated": "all ones when the current position occurred before since the last capture",
-                "ply_progress": "ply / ply_cap everywhere (ply_cap from the rules; 0 means 4 * N * N)",
-                "board": "all ones"
-            }
+            "planes": encoding.plane_names(),
+            "notes": plane_notes(encoding),
         },
         "output": {
             "name": "output",

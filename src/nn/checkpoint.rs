@@ -2,7 +2,7 @@
 //! weights mean: the variant and its rules fingerprint, board size, encoding version and
 //! architecture. A model never loads for a variant, board or encoding it was not made for.
 
-use super::encoding::{ENCODING_VERSION, PLANES};
+use super::encoding::Encoding;
 use super::net::{NetConfig, TaflNet};
 use super::NnError;
 use crate::fsio::atomic_write;
@@ -27,7 +27,10 @@ pub struct ModelMeta {
     pub board_size: u8,
     /// The rules fingerprint (hex), as `Variant::rules_fingerprint`.
     pub rules_fingerprint: String,
+    /// The version of the input planes ([`Encoding::version`]); always `net.encoding`'s.
+    /// Files from before versions existed hold 1 here and no `encoding` in `net`.
     pub encoding_version: u32,
+    /// The number of input planes of `encoding_version` (repeated for readers outside).
     pub input_planes: usize,
     pub net: NetConfig,
     /// Training generation (0 for an untrained network).
@@ -43,8 +46,8 @@ impl ModelMeta {
             variant: variant.name.clone(),
             board_size: variant.geometry.size(),
             rules_fingerprint: format!("{:016x}", variant.rules_fingerprint()),
-            encoding_version: ENCODING_VERSION,
-            input_planes: PLANES,
+            encoding_version: net.encoding.version(),
+            input_planes: net.encoding.planes(),
             net,
             generation,
             variant_toml: variant.to_toml(),
@@ -77,9 +80,12 @@ pub enum MetaError {
     /// The embedded variant is played on another board than `board_size` says.
     #[error("board_size {meta} but the embedded variant {name:?} is {variant}x{variant}")]
     Geometry { meta: u8, name: String, variant: u8 },
-    /// No input planes.
-    #[error("input_planes = 0")]
-    Planes,
+    /// An encoding version this build does not know.
+    #[error("encoding_version {0}: this build reads versions {known}", known = Encoding::known())]
+    EncodingVersion(u32),
+    /// The recorded plane count, or the network's encoding, is not that of the version.
+    #[error("encoding_version {version} has {planes} input planes and net.encoding {version}, not input_planes = {input_planes} and net.encoding {net}")]
+    Planes { version: u32, planes: usize, input_planes: usize, net: Encoding },
     /// An impossible or absurd architecture.
     #[error("{0}")]
     Architecture(String),
@@ -90,14 +96,21 @@ pub enum MetaError {
 
 impl ModelMeta {
     /// Checks that the metadata describes a network this build can construct: a supported
-    /// board size equal to the embedded variant's, input planes, and a sane architecture.
+    /// board size equal to the embedded variant's, an encoding version this build knows (with
+    /// its plane count, and the network's encoding the same), and a sane architecture.
     ///
     /// # Errors
     /// The first problem found.
     pub fn validate(&self) -> Result<(), MetaError> {
         crate::rules::Geometry::new(self.board_size).map_err(|e| MetaError::BoardSize { size: self.board_size, reason: e.to_string() })?;
-        if self.input_planes == 0 {
-            return Err(MetaError::Planes);
+        let encoding = Encoding::from_version(self.encoding_version).ok_or(MetaError::EncodingVersion(self.encoding_version))?;
+        if self.input_planes != encoding.planes() || self.net.encoding != encoding {
+            return Err(MetaError::Planes {
+                version: self.encoding_version,
+                planes: encoding.planes(),
+                input_planes: self.input_planes,
+                net: self.net.encoding,
+            });
         }
         self.net.check().map_err(MetaError::Architecture)?;
         let v = Variant::from_toml_str(&self.variant_toml, "variant_toml").map_err(|e| MetaError::Variant(e.to_string()))?;
@@ -251,12 +264,6 @@ fn meta_of(bytes: &[u8], path: &Path) -> Result<ModelMeta, NnError> {
     if meta.format != FORMAT {
         return Err(format_err(path, format!("format {:?}, this build reads {FORMAT:?}", meta.format)));
     }
-    if meta.encoding_version != ENCODING_VERSION || meta.input_planes != PLANES {
-        return Err(format_err(
-            path,
-            format!("encoding version {} with {} planes; this build uses version {ENCODING_VERSION} with {PLANES}", meta.encoding_version, meta.input_planes),
-        ));
-    }
     meta.validate().map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
     Ok(meta)
 }
@@ -280,4 +287,99 @@ pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(T
     let net = TaflNet::try_new(meta.board_size, meta.net, device).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
     copy_into(&bytes, path, &mut net.vs.variables())?;
     Ok((net, meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::{NetEvaluator, Precision};
+    use crate::search::{EvalRequest, Evaluator};
+    use std::sync::Arc;
+
+    const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh");
+
+    /// The shipped brandubh model predates encoding versions: it loads as a version-1 network
+    /// (a 10-plane stem), its export's fixture inputs are today's version-1 planes bit for bit,
+    /// the network gives the fixture outputs, and the evaluator's priors and values are the
+    /// softmax of those outputs: it plays as before.
+    #[test]
+    fn the_shipped_version_1_model_loads_and_evaluates_as_before() {
+        let dir = Path::new(SHIPPED);
+        let text = std::fs::read_to_string(dir.join("model.json")).expect("model.json");
+        assert!(text.contains("\"encoding_version\": 1"), "the shipped export is of version 1");
+        let (net, meta) = load(&dir.join(MODEL_FILE), None, Device::Cpu).expect("the shipped model loads");
+        assert_eq!((meta.encoding_version, meta.input_planes, meta.net.encoding), (1, 10, Encoding::V1));
+        assert_eq!(net.vs.variables()["stem.weight"].size(), [meta.net.channels as i64, 10, 3, 3]);
+        let variant = Arc::new(crate::export::model_variant(&meta, dir).expect("embedded variant"));
+        let fixtures: HashMap<String, Tensor> = Tensor::read_safetensors(dir.join("fixtures.safetensors")).expect("fixtures").into_iter().collect();
+        let positions = crate::export::fixture_positions(&variant);
+        let enc = super::super::encoding::Encoder::new(&variant, net.config.encoding);
+        let input: Vec<f32> = positions.iter().flat_map(|p| enc.planes(p)).collect();
+        let stored = Vec::<f32>::try_from(fixtures["input"].flatten(0, -1)).expect("floats");
+        assert_eq!(input, stored, "version-1 planes of the fixture positions, bit for bit");
+        let n = variant.geometry.size() as i64;
+        let x = Tensor::from_slice(&input).view([positions.len() as i64, 10, n, n]);
+        let out = tch::no_grad(|| net.forward_flat(&x));
+        let diff = (&out - &fixtures["output"]).abs().max().double_value(&[]);
+        assert!(diff < 1e-4, "outputs differ from the fixtures by {diff}");
+        // The evaluator (batch norms folded, fp32) encodes with the model's version 1.
+        let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+        let reqs: Vec<_> = positions.iter().zip(&moves).map(|(p, m)| EvalRequest { position: p, moves: m }).collect();
+        let evals = NetEvaluator::new(net, &variant, Precision::Fp32).evaluate(&reqs);
+        let g = variant.geometry;
+        let ps = super::super::encoding::policy_size(g) as i64;
+        for (i, (e, m)) in evals.iter().zip(&moves).enumerate() {
+            let row = fixtures["output"].get(i as i64);
+            let logits: Vec<f64> = m.iter().map(|&mv| row.double_value(&[super::super::encoding::policy_index(g, mv) as i64])).collect();
+            let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = logits.iter().map(|l| (l - max).exp()).sum();
+            for (p, l) in e.priors.iter().zip(&logits) {
+                assert!((f64::from(*p) - (l - max).exp() / total).abs() < 1e-4, "position {i}: prior {p}");
+            }
+            let wdl: Vec<f64> = (0..3).map(|k| row.double_value(&[ps + k])).collect();
+            let z: f64 = wdl.iter().map(|w| w.exp()).sum();
+            for (got, w) in e.wdl.iter().zip(&wdl) {
+                assert!((f64::from(*got) - w.exp() / z).abs() < 1e-4, "position {i}: wdl {:?}", e.wdl);
+            }
+        }
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tafl-lab-checkpoint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir.join(name)
+    }
+
+    /// A network of each encoding saves and loads with its encoding and stem; metadata written
+    /// before versions existed (no `encoding` in `net`) reads as version 1; an unknown version
+    /// or a plane count that is not the version's is refused in one line.
+    #[test]
+    fn models_record_their_encoding_and_old_metadata_reads_as_version_1() {
+        let v = Variant::preset("brandubh").expect("preset");
+        for e in Encoding::ALL {
+            let net = TaflNet::new(7, NetConfig::new(1, 4).with_encoding(e), Device::Cpu);
+            let path = tmp(&format!("v{}.safetensors", e.version()));
+            save(&net, &ModelMeta::new(&v, net.config, 0), &path).expect("saved");
+            let (back, meta) = load(&path, Some(&v), Device::Cpu).expect("loads");
+            assert_eq!((meta.encoding_version, meta.input_planes, back.config.encoding), (e.version(), e.planes(), e));
+            assert_eq!(back.vs.variables()["stem.weight"].size()[1], e.planes() as i64);
+        }
+        let net = TaflNet::new(7, NetConfig::new(1, 4).with_encoding(Encoding::V1), Device::Cpu);
+        let json = serde_json::to_string(&ModelMeta::new(&v, net.config, 0)).expect("serializes");
+        let old = json.replace(",\"encoding\":1", "");
+        assert!(!old.contains("\"encoding\""), "{old}");
+        let path = tmp("old.safetensors");
+        write_tensors(&path, net.vs.variables().into_iter().collect(), Some(old.clone())).expect("written");
+        assert_eq!(load(&path, Some(&v), Device::Cpu).expect("an old file loads").1.net.encoding, Encoding::V1);
+        for (bad, says) in [
+            (old.replace("\"encoding_version\":1", "\"encoding_version\":3"), "encoding_version 3: this build reads versions 1 (10 planes), 2 (19 planes)"),
+            (old.replace("\"input_planes\":10", "\"input_planes\":19"), "encoding_version 1 has 10 input planes"),
+            (old.replace("\"encoding_version\":1", "\"encoding_version\":2").replace("\"input_planes\":10", "\"input_planes\":19"), "net.encoding 1"),
+        ] {
+            write_tensors(&path, net.vs.variables().into_iter().collect(), Some(bad)).expect("written");
+            let err = load(&path, Some(&v), Device::Cpu).expect_err("refused").to_string();
+            assert!(err.contains("bad metadata") && err.contains(says) && !err.contains('\n'), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(tmp("x").parent().expect("dir"));
+    }
 }

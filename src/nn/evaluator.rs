@@ -18,8 +18,12 @@
 //! Batches run at a few fixed sizes ([`padded_batch`]), so that oneDNN does not compile a
 //! kernel for every batch size it meets.
 //!
+//! The evaluator encodes in the network's own encoding (`net.config.encoding`): a version-1
+//! model is fed version-1 planes, whatever is newest.
+//!
 //! Cache key ([`Evaluator::cache_key`]): everything the input planes show. The Zobrist hash
-//! covers the board, the side to move and the rules (the fixed planes follow from the rules);
+//! covers the board, the side to move and the rules (the fixed planes follow from the rules,
+//! and version 2's move planes from the board and the rules);
 //! the ply plane shows `min(ply, ply cap)` and the repetition plane whether the position
 //! occurred before, so both are part of the key. Two positions with one key encode to the
 //! same planes, hence get the same evaluation: the cache is exact, not approximate.
@@ -152,10 +156,11 @@ pub struct NetEvaluator {
 impl NetEvaluator {
     /// An evaluator that owns `net` and computes in `precision`, with its batch norms folded
     /// into its convolutions ([`TaflNet::fold_batch_norms`]): it changes `net`'s weights, so
-    /// give it a network nothing else trains or saves.
+    /// give it a network nothing else trains or saves. Positions are encoded in the network's
+    /// encoding.
     pub fn new(mut net: TaflNet, variant: &Variant, precision: Precision) -> NetEvaluator {
         assert_eq!(net.board_size, variant.geometry.size() as usize, "network and variant board sizes");
-        let encoder = Encoder::new(variant);
+        let encoder = Encoder::new(variant, net.config.encoding);
         let g = encoder.geometry();
         let planes = (encoder.len() / g.num_squares()) as i64;
         net.fold_batch_norms();
@@ -338,7 +343,7 @@ mod tests {
     fn evaluator(variant: &Variant) -> NetEvaluator {
         tch::manual_seed(5);
         let size = variant.geometry.size();
-        NetEvaluator::new(TaflNet::new(size, NetConfig { blocks: 1, channels: 8 }, Device::Cpu), variant, Precision::Fp32)
+        NetEvaluator::new(TaflNet::new(size, NetConfig::new(1, 8), Device::Cpu), variant, Precision::Fp32)
     }
 
     #[test]
@@ -376,10 +381,10 @@ mod tests {
         let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 19);
         let reqs = requests(&ps);
-        let (mut net, copy) = net_pair(NetConfig { blocks: 1, channels: 8 });
+        let (mut net, copy) = net_pair(NetConfig::new(1, 8));
         let got = NetEvaluator::new(copy, &v, Precision::Fp32).evaluate(&reqs);
         net.fold_batch_norms();
-        let enc = Encoder::new(&v);
+        let enc = Encoder::new(&v, NetConfig::new(1, 8).encoding);
         let input: Vec<f32> = ps.iter().flat_map(|(p, _)| enc.planes(p)).collect();
         let n = v.geometry.size() as i64;
         let x = Tensor::from_slice(&input).view([ps.len() as i64, (enc.len() / v.geometry.num_squares()) as i64, n, n]);
@@ -404,7 +409,7 @@ mod tests {
         let v = Arc::new(Variant::preset("brandubh").expect("preset"));
         let ps = positions(&v, 64);
         let reqs = requests(&ps);
-        let (a, b) = net_pair(NetConfig { blocks: 2, channels: 16 });
+        let (a, b) = net_pair(NetConfig::new(2, 16));
         let want = NetEvaluator::new(a, &v, Precision::Fp32).evaluate(&reqs);
         let got = NetEvaluator::new(b, &v, Precision::Bf16).evaluate(&reqs);
         let mut largest = 0f32;
@@ -426,7 +431,7 @@ mod tests {
         let ps = positions(&v, 40);
         let reqs = requests(&ps);
         let (a, b) = reqs.split_at(25);
-        let (na, nb) = net_pair(NetConfig { blocks: 1, channels: 8 });
+        let (na, nb) = net_pair(NetConfig::new(1, 8));
         let mut here = NetEvaluator::new(na, &v, Precision::Fp32);
         here.set_background(false);
         let want: Vec<Evaluation> = [here.evaluate(a), here.evaluate(b)].concat();
@@ -446,7 +451,7 @@ mod tests {
         let ps = positions(&v, 300);
         let mut ev = evaluator(&v);
         ev.set_background(false);
-        let enc = Encoder::new(&v);
+        let enc = Encoder::new(&v, NetConfig::new(1, 8).encoding);
         let mut seen: std::collections::HashMap<u64, Vec<f32>> = std::collections::HashMap::new();
         for (p, _) in &ps {
             let planes = enc.planes(p);

@@ -2,12 +2,12 @@
 //! policy head giving logits in the `[4 * (N - 1), N, N]` layout of [`super::encoding`], and a
 //! win/draw/loss value head.
 
-use super::encoding::PLANES;
+use super::encoding::Encoding;
 use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Tensor};
 
-/// Size of the trunk.
+/// Size of the trunk, and the input planes it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
@@ -15,17 +15,43 @@ pub struct NetConfig {
     pub blocks: usize,
     /// Channels of every trunk convolution.
     pub channels: usize,
+    /// The input planes (`encoding = 1` or `2`): the stem's input channels, and what every
+    /// evaluator, replay window and export feeds this network.
+    ///
+    /// A missing key reads as version 1 ([`Encoding::LEGACY`]): every file written before the
+    /// key existed, a model's metadata or a run's saved `config.toml`, describes a version-1
+    /// network, and must go on meaning it. New networks get [`Encoding::NEWEST`] where they
+    /// are made instead: [`NetConfig::new`] and [`NetConfig::default_for`], `new-model` and
+    /// `pretrain` without `--encoding`, and a config for a new run whose `[net]` names none
+    /// (`RunConfig::from_toml`); `train --init` keeps the model's.
+    #[serde(default = "legacy_encoding")]
+    pub encoding: Encoding,
+}
+
+fn legacy_encoding() -> Encoding {
+    Encoding::LEGACY
 }
 
 impl NetConfig {
-    /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above.
+    /// A network of `blocks` x `channels` reading the newest input planes.
+    pub const fn new(blocks: usize, channels: usize) -> NetConfig {
+        NetConfig { blocks, channels, encoding: Encoding::NEWEST }
+    }
+
+    /// This size with other input planes.
+    pub const fn with_encoding(self, encoding: Encoding) -> NetConfig {
+        NetConfig { encoding, ..self }
+    }
+
+    /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above, on
+    /// the newest input planes.
     /// On a 2-core CPU (fp32, batch 256) a forward pass runs about 10,700 evaluations/s for
     /// 4x32 on 7x7 and 1,200 for 6x64 on 11x11 (`tafl-lab bench search` measures it).
     pub fn default_for(board_size: u8) -> NetConfig {
         match board_size {
-            0..=7 => NetConfig { blocks: 4, channels: 32 },
-            8..=9 => NetConfig { blocks: 6, channels: 48 },
-            _ => NetConfig { blocks: 6, channels: 64 },
+            0..=7 => NetConfig::new(4, 32),
+            8..=9 => NetConfig::new(6, 48),
+            _ => NetConfig::new(6, 64),
         }
     }
 }
@@ -56,7 +82,7 @@ impl NetConfig {
     /// count of any network of this size (the heads and batch norms come on top).
     pub fn trunk_weights(&self) -> usize {
         let c = self.channels;
-        9 * PLANES * c + self.blocks * 2 * 9 * c * c
+        9 * self.encoding.planes() * c + self.blocks * 2 * 9 * c * c
     }
 }
 
@@ -185,7 +211,7 @@ impl TaflNet {
         let n = board_size as usize;
         let c = config.channels;
         let root = vs.root();
-        let stem = conv(&root / "stem", PLANES, c, 3, false);
+        let stem = conv(&root / "stem", config.encoding.planes(), c, 3, false);
         let stem_bn = bn(&root / "stem_bn", c);
         let blocks = (0..config.blocks)
             .map(|i| {
@@ -246,7 +272,7 @@ impl TaflNet {
         self.vs.device()
     }
 
-    /// `x`: `[B, PLANES, N, N]`. Returns policy logits `[B, 4 * (N - 1), N, N]` and
+    /// `x`: `[B, planes, N, N]` (the planes of `config.encoding`). Returns policy logits `[B, 4 * (N - 1), N, N]` and
     /// win/draw/loss logits `[B, 3]` (side to move's view). `train` selects batch statistics.
     ///
     /// # Panics
@@ -287,7 +313,7 @@ mod tests {
     /// initial ones, as a trained network's do.
     fn trained_looking(seed: i64) -> TaflNet {
         tch::manual_seed(seed);
-        let net = TaflNet::new(7, NetConfig { blocks: 2, channels: 16 }, Device::Cpu);
+        let net = TaflNet::new(7, NetConfig::new(2, 16), Device::Cpu);
         // In name order: the var store's map has none, and each draw must meet the same
         // variable in every call.
         let mut vars: Vec<_> = net.vs.variables().into_iter().collect();
@@ -308,9 +334,14 @@ mod tests {
         net
     }
 
+    /// The input planes of the networks these tests build.
+    fn net_planes() -> i64 {
+        NetConfig::new(2, 16).encoding.planes() as i64
+    }
+
     #[test]
     fn folded_batch_norms_give_the_same_outputs() {
-        let x = Tensor::randn([9, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+        let x = Tensor::randn([9, net_planes(), 7, 7], (tch::Kind::Float, Device::Cpu));
         let net = trained_looking(4);
         let (p, v) = tch::no_grad(|| net.forward_t(&x, false));
         let mut folded = net.copy();
@@ -330,7 +361,7 @@ mod tests {
     fn a_folded_network_refuses_to_train() {
         let mut net = trained_looking(1);
         net.fold_batch_norms();
-        let x = Tensor::zeros([1, PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+        let x = Tensor::zeros([1, net_planes(), 7, 7], (tch::Kind::Float, Device::Cpu));
         let _ = net.forward_t(&x, true);
     }
 }

@@ -2,7 +2,7 @@
 //! for checking that the encoding is consistent: transforming a position and then encoding it
 //! gives the transformed planes, and the same holds for moves and policy indices.
 
-use super::encoding::{direction_vector, policy_index, policy_size, PLANES};
+use super::encoding::{direction_vector, policy_index, policy_size};
 use crate::rules::{Direction, Geometry, Move, Position, Setup, Square, Variant};
 
 /// One of the 8 symmetries: bit 2 transposes (file <-> rank), then bit 0 mirrors the files
@@ -62,13 +62,15 @@ impl Symmetry {
         Position::from_setup(pos.variant().clone(), &setup).expect("a symmetric variant maps legal positions to legal ones")
     }
 
-    /// Transforms encoded planes `[PLANES, N, N]`.
+    /// Transforms encoded planes `[planes, N, N]`, of any number of planes (every plane of
+    /// every encoding is indexed by square, so a symmetry only moves squares).
     pub fn planes(self, g: Geometry, planes: &[f32]) -> Vec<f32> {
         let nn = g.num_squares();
+        assert_eq!(planes.len() % nn, 0, "whole planes");
         let mut out = vec![0.0; planes.len()];
         for sq in g.squares() {
             let (i, j) = (g.dense(sq), g.dense(self.square(g, sq)));
-            for p in 0..PLANES {
+            for p in 0..planes.len() / nn {
                 out[p * nn + j] = planes[p * nn + i];
             }
         }

@@ -1,7 +1,14 @@
 //! Run configuration: `configs/runs/*.toml`. Every table denies unknown keys, and
 //! [`RunConfig::validate`] refuses impossible values, so a typo is a one-line error before
 //! any work starts. The resolved config is saved into the run directory.
+//!
+//! A config is read one of two ways, which differ only in what a `[net]` without `encoding`
+//! means: a config for a new run ([`RunConfig::from_toml`]) gets the newest input planes, as
+//! any new network does; a run's saved config ([`RunConfig::from_saved_toml`]) was written
+//! before the key existed, by a run whose networks are all version 1, so it reads as version
+//! 1 (see [`NetConfig::encoding`]).
 
+use crate::nn::encoding::Encoding;
 use crate::nn::NetConfig;
 use crate::search::{Noise, RootPolicy, SearchConfig};
 use crate::selfplay::SelfPlayConfig;
@@ -26,6 +33,8 @@ pub struct RunConfig {
     /// always fp32): see [`crate::nn::Precision`].
     #[serde(default)]
     pub precision: crate::nn::Precision,
+    /// The network: size and input planes (`encoding`; see the module documentation for
+    /// what its absence means).
     pub net: NetConfig,
     pub selfplay: SelfPlaySection,
     pub train: TrainSection,
@@ -289,8 +298,27 @@ pub struct ConfigError {
 }
 
 impl RunConfig {
-    /// Parses and validates a config.
+    /// Parses and validates a config for a new run: a `[net]` that names no `encoding` gets
+    /// [`Encoding::NEWEST`].
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
+        let mut cfg = RunConfig::parse(text, origin)?;
+        let names_encoding = toml::from_str::<toml::Table>(text).ok().and_then(|t| t.get("net")?.get("encoding").cloned()).is_some();
+        if !names_encoding {
+            cfg.net.encoding = Encoding::NEWEST;
+        }
+        Ok(cfg)
+    }
+
+    /// Parses and validates a run's saved config (`config.toml` in a run directory): a `[net]`
+    /// that names no `encoding` was saved before the key existed, by a version-1 run, and
+    /// reads as [`Encoding::LEGACY`].
+    pub fn from_saved_toml(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
+        RunConfig::parse(text, origin)
+    }
+
+    /// Parses (a missing `[net] encoding` as the serde default, [`Encoding::LEGACY`]) and
+    /// validates.
+    fn parse(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
         let err = |message: String| ConfigError { origin: origin.to_string(), message };
         let cfg: RunConfig = toml::from_str(text).map_err(|e| {
             // Line of the span's start: 1 + the newlines before it (a span at column 0 starts
@@ -385,5 +413,44 @@ impl RunConfig {
             spec.search.root = RootPolicy::gumbel(k);
         }
         spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded default with `[net] encoding` set to `value`, or without the key.
+    fn default_with_encoding(value: Option<&str>) -> String {
+        let text = DEFAULT_CONFIG.lines().filter(|l| !l.trim_start().starts_with("encoding")).collect::<Vec<_>>().join("\n");
+        match value {
+            Some(v) => text.replace("[net]\n", &format!("[net]\nencoding = {v}\n")),
+            None => text,
+        }
+    }
+
+    /// A missing `encoding` is the newest for a new run's config and version 1 for a saved
+    /// one; a named one is that one either way; an unknown one is refused.
+    #[test]
+    fn a_missing_encoding_means_newest_for_new_runs_and_version_1_for_saved_configs() {
+        let bare = default_with_encoding(None);
+        assert!(!bare.contains("encoding"), "{bare}");
+        assert_eq!(RunConfig::from_toml(&bare, "new.toml").unwrap().net.encoding, Encoding::NEWEST);
+        assert_eq!(RunConfig::from_saved_toml(&bare, "config.toml").unwrap().net.encoding, Encoding::V1);
+        for e in Encoding::ALL {
+            let text = default_with_encoding(Some(&e.version().to_string()));
+            assert_eq!(RunConfig::from_toml(&text, "new.toml").unwrap().net.encoding, e);
+            assert_eq!(RunConfig::from_saved_toml(&text, "config.toml").unwrap().net.encoding, e);
+            // Saved, a config names its encoding, so it reads back the same either way.
+            let cfg = RunConfig::from_toml(&text, "new.toml").unwrap();
+            let written = toml::to_string(&cfg).unwrap();
+            assert!(written.contains(&format!("encoding = {}", e.version())), "{written}");
+            assert_eq!(RunConfig::from_saved_toml(&written, "config.toml").unwrap(), cfg);
+        }
+        let err = RunConfig::from_toml(&default_with_encoding(Some("3")), "new.toml").unwrap_err().to_string();
+        assert!(err.contains("encoding 3") && err.contains("1 (10 planes), 2 (19 planes)"), "{err}");
+        // The shipped model's run config predates the key: its network is version 1.
+        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh/config.toml")).unwrap();
+        assert_eq!(RunConfig::from_saved_toml(&shipped, "config.toml").unwrap().net.encoding, Encoding::V1);
     }
 }

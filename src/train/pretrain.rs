@@ -33,6 +33,7 @@ use tch::{Device, Kind};
 /// How to pretrain.
 #[derive(Clone, Debug)]
 pub struct PretrainConfig {
+    /// The new network's size and input planes (the positions are encoded in its encoding).
     pub net: NetConfig,
     /// Passes over the training games.
     pub epochs: usize,
@@ -52,7 +53,7 @@ pub struct PretrainConfig {
 impl Default for PretrainConfig {
     fn default() -> PretrainConfig {
         PretrainConfig {
-            net: NetConfig { blocks: 6, channels: 64 },
+            net: NetConfig::new(6, 64),
             epochs: 4,
             batch_size: 256,
             learning_rate: 0.02,
@@ -263,7 +264,7 @@ pub fn pretrain(
     let (hold_idx, train_idx) = order.split_at(n_hold);
     let fill = |idx: &[usize]| {
         let total: usize = idx.iter().map(|&i| loaded.games[i].plies.len()).sum();
-        let mut w = ReplayWindow::new(variant.clone(), total.max(1), 1.0);
+        let mut w = ReplayWindow::new(variant.clone(), cfg.net.encoding, total.max(1), 1.0);
         for &i in idx {
             w.add_game(&loaded.games[i]);
         }

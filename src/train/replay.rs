@@ -1,11 +1,12 @@
 //! The replay window: training samples from the most recent self-play games, and batches
 //! drawn from it with a random board symmetry each.
 //!
-//! A sample keeps the encoded planes quantised to bytes (they are 0/1 except the ply
-//! progress, which loses under 0.2% of its range), the search policy as (policy index,
+//! A window encodes in the encoding of the network it trains (a version-1 model continues on
+//! version-1 planes). A sample keeps the encoded planes quantised to bytes (they are 0/1 in
+//! every encoding except the ply progress, which loses under 0.2% of its range), the search policy as (policy index,
 //! probability) pairs, and the game result from the side to move's view.
 
-use crate::nn::encoding::{index_move, policy_index, policy_size, Encoder, PLANES};
+use crate::nn::encoding::{index_move, policy_index, policy_size, Encoder, Encoding};
 use crate::nn::Symmetry;
 use crate::rules::Variant;
 use crate::search::evaluator::wdl_for;
@@ -59,10 +60,11 @@ pub fn value_target(winner: Option<crate::rules::Side>, to_move: crate::rules::S
 }
 
 impl ReplayWindow {
-    /// A window of at most `capacity` positions; `discount` as in [`value_target`].
-    pub fn new(variant: Arc<Variant>, capacity: usize, discount: f32) -> ReplayWindow {
+    /// A window of at most `capacity` positions encoded in `encoding` (the network's);
+    /// `discount` as in [`value_target`].
+    pub fn new(variant: Arc<Variant>, encoding: Encoding, capacity: usize, discount: f32) -> ReplayWindow {
         let symmetries = Symmetry::ALL.into_iter().filter(|s| s.preserves(&variant)).collect();
-        ReplayWindow { encoder: Encoder::new(&variant), variant, symmetries, samples: VecDeque::new(), capacity, discount }
+        ReplayWindow { encoder: Encoder::new(&variant, encoding), variant, symmetries, samples: VecDeque::new(), capacity, discount }
     }
 
     pub fn len(&self) -> usize {
@@ -75,6 +77,11 @@ impl ReplayWindow {
 
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// The encoding of the samples.
+    pub fn encoding(&self) -> Encoding {
+        self.encoder.encoding()
     }
 
     /// Adds every position of a game (fast-search plies carry a value target only).
@@ -113,6 +120,7 @@ impl ReplayWindow {
         let g = self.variant.geometry;
         let size = picks.len();
         let (len, ps, n) = (self.encoder.len(), policy_size(g), g.size() as i64);
+        let planes_per_sample = self.encoder.encoding().planes() as i64;
         let mut input = vec![0f32; size * len];
         let mut policy = vec![0f32; size * ps];
         let mut mask = vec![0f32; size];
@@ -133,7 +141,7 @@ impl ReplayWindow {
         }
         let b = size as i64;
         Batch {
-            input: Tensor::from_slice(&input).view([b, PLANES as i64, n, n]).to_device(device),
+            input: Tensor::from_slice(&input).view([b, planes_per_sample, n, n]).to_device(device),
             policy: Tensor::from_slice(&policy).view([b, ps as i64]).to_device(device),
             policy_mask: Tensor::from_slice(&mask).to_device(device),
             wdl: Tensor::from_slice(&wdl).view([b, 3]).to_device(device),
@@ -163,7 +171,6 @@ pub fn losses_of(p: &Tensor, v: &Tensor, batch: &Batch, value_weight: f64) -> (T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::encoding::PLANE_NAMES;
     use crate::rules::{Position, Side};
     use crate::selfplay::PlyRecord;
     use rand::rngs::SmallRng;
@@ -225,7 +232,7 @@ mod tests {
         let (na, nb) = (a.plies.len(), b.plies.len());
         assert!(na > 10 && nb > 10);
         let capacity = na + nb - 7;
-        let mut w = ReplayWindow::new(v.clone(), capacity, 0.97);
+        let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, capacity, 0.97);
         w.add_game(&a);
         assert_eq!((w.len(), w.capacity()), (na, capacity));
         assert_eq!(contents(&w), expected(&w, &a));
@@ -246,9 +253,15 @@ mod tests {
 
     #[test]
     fn batches_transform_planes_and_policy_by_the_same_symmetry() {
+        for encoding in Encoding::ALL {
+            batches_transform_by_the_same_symmetry(encoding);
+        }
+    }
+
+    fn batches_transform_by_the_same_symmetry(encoding: Encoding) {
         let v = brandubh();
         let g = v.geometry;
-        let mut w = ReplayWindow::new(v.clone(), 10_000, 0.9);
+        let mut w = ReplayWindow::new(v.clone(), encoding, 10_000, 0.9);
         for seed in 0..3 {
             w.add_game(&random_game(&v, 10 + seed, 60));
         }
@@ -257,14 +270,14 @@ mod tests {
         let batch = w.batch(size, &mut SmallRng::seed_from_u64(5), Device::Cpu);
         let nn = g.num_squares();
         let (len, ps) = (w.encoder.len(), policy_size(g));
-        assert_eq!(batch.input.size(), [size as i64, PLANES as i64, g.size() as i64, g.size() as i64]);
+        assert_eq!(batch.input.size(), [size as i64, encoding.planes() as i64, g.size() as i64, g.size() as i64]);
         assert_eq!(batch.policy.size(), [size as i64, ps as i64]);
         assert_eq!(batch.wdl.size(), [size as i64, 3]);
         let input = Vec::<f32>::try_from(batch.input.flatten(0, -1)).unwrap();
         let policy = Vec::<f32>::try_from(batch.policy.flatten(0, -1)).unwrap();
         let mask = Vec::<f32>::try_from(&batch.policy_mask).unwrap();
         let wdl = Vec::<f32>::try_from(batch.wdl.flatten(0, -1)).unwrap();
-        let plane = |name: &str| PLANE_NAMES.iter().position(|&n| n == name).unwrap() * nn;
+        let plane = |name: &str| encoding.plane_names().iter().position(|&n| n == name).unwrap() * nn;
         let mut transformed = 0;
         for i in 0..size {
             let x = &input[i * len..(i + 1) * len];
@@ -305,6 +318,30 @@ mod tests {
             assert!((wdl[i * 3..i * 3 + 3].iter().sum::<f32>() - 1.0).abs() < 1e-6);
         }
         assert!(transformed > size / 2, "most rows are under a symmetry other than the identity ({transformed})");
+    }
+
+    /// A network of each encoding trains through a window of its own encoding: the batch has
+    /// the network's plane count, the losses are finite, and one SGD step lowers the loss on
+    /// that batch.
+    #[test]
+    fn networks_of_each_encoding_train_a_step_through_the_window() {
+        let v = brandubh();
+        for encoding in Encoding::ALL {
+            tch::manual_seed(3);
+            let net = crate::nn::TaflNet::new(7, crate::nn::NetConfig::new(1, 8).with_encoding(encoding), Device::Cpu);
+            let mut w = ReplayWindow::new(v.clone(), net.config.encoding, 1000, 0.97);
+            w.add_game(&random_game(&v, 7, 60));
+            let batch = w.batch(32, &mut SmallRng::seed_from_u64(1), Device::Cpu);
+            assert_eq!(batch.input.size()[1], encoding.planes() as i64);
+            let mut sgd = crate::train::optim::Sgd::new(&net, 0.0, 0.0);
+            let (before, _, _) = losses(&net, &batch, 1.0);
+            sgd.zero_grad();
+            before.backward();
+            sgd.step(0.05);
+            let (after, _, _) = losses(&net, &batch, 1.0);
+            let (b, a) = (before.double_value(&[]), after.double_value(&[]));
+            assert!(b.is_finite() && a.is_finite() && a < b, "encoding {encoding}: loss {b} then {a}");
+        }
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl RunDir {
     pub fn load_config(&self) -> Result<RunConfig, TrainError> {
         let p = self.config();
         let text = std::fs::read_to_string(&p).map_err(|e| TrainError::io(&p, e))?;
-        Ok(RunConfig::from_toml(&text, &p.display().to_string())?)
+        Ok(RunConfig::from_saved_toml(&text, &p.display().to_string())?)
     }
 
     pub fn load_state(&self) -> Result<Option<RunState>, TrainError> {
@@ -131,8 +131,8 @@ impl RunDir {
     }
 
     /// Saves generation `generation`'s model and momentum buffers, then points `latest` at it.
-    pub(super) fn save_generation(&self, net: &TaflNet, sgd: &optim::Sgd, variant: &Variant, cfg: &RunConfig, generation: u64) -> Result<(), TrainError> {
-        checkpoint::save(net, &ModelMeta::new(variant, cfg.net, generation), &self.model(generation))?;
+    pub(super) fn save_generation(&self, net: &TaflNet, sgd: &optim::Sgd, variant: &Variant, generation: u64) -> Result<(), TrainError> {
+        checkpoint::save(net, &ModelMeta::new(variant, net.config, generation), &self.model(generation))?;
         sgd.save(&self.optimizer(generation))?;
         let name = format!("{generation:06}.safetensors\n");
         atomic_write(&self.latest(), name.as_bytes()).map_err(|e| TrainError::io(&self.latest(), e))
@@ -196,8 +196,8 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),
                     format!(
-                        "the model is a {} network but the config's [net] is {}; set [net] to blocks = {}, channels = {}",
-                        meta.net, cfg.net, meta.net.blocks, meta.net.channels
+                        "the model is a {} network of encoding {} but the config's [net] is {} of encoding {}; set [net] to blocks = {}, channels = {}",
+                        meta.net, meta.net.encoding, cfg.net, cfg.net.encoding, meta.net.blocks, meta.net.channels
                     ),
                 ));
             }
@@ -225,7 +225,7 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
         tch::manual_seed(cfg.seed as i64);
         TaflNet::new(variant.geometry.size(), cfg.net, Device::Cpu)
     });
-    rd.save_generation(&net, &optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay), variant, cfg, 0)?;
+    rd.save_generation(&net, &optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay), variant, 0)?;
     let state = RunState::default();
     rd.save_state(&state)?;
     Ok(state)

@@ -31,6 +31,23 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
     Trainer::open(cfg, dir, resume, overrides, reporter)?.run(reporter)
 }
 
+/// A new run from an `--init` model keeps the model's encoding (whatever the config's `[net]`
+/// says or leaves to the default), and says so when that differs: a model is always fed the
+/// planes it was trained on. Its size must match the config's (`create_run` checks).
+fn keep_init_encoding(cfg: &mut RunConfig, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
+    let meta = checkpoint::resolve(init).and_then(|p| checkpoint::read_meta(&p)).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+    if meta.net.encoding != cfg.net.encoding {
+        reporter.line(&format!(
+            "--init {}: a network of input encoding {}; the run keeps it (the config's [net] gives {})",
+            init.display(),
+            meta.net.encoding,
+            cfg.net.encoding
+        ));
+        cfg.net.encoding = meta.net.encoding;
+    }
+    Ok(())
+}
+
 /// A run open in this process. The phases of a generation are its methods: self-play in
 /// `workers` (hence the fields visible to the `train` module), training, saving and
 /// evaluation here.
@@ -75,7 +92,12 @@ impl Trainer {
                 return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
             }
             Some(s) => s,
-            None => create_run(&rd, &cfg, &variant, overrides.init.as_deref())?,
+            None => {
+                if let Some(init) = overrides.init.as_deref() {
+                    keep_init_encoding(&mut cfg, init, reporter)?;
+                }
+                create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
+            }
         };
         for p in rd.remove_stale_temp_files()? {
             reporter.line(&format!("removed {}, left by a killed process", p.display()));
@@ -89,18 +111,20 @@ impl Trainer {
         if optim_path.exists() {
             sgd.load(&optim_path)?;
         }
-        let mut window = ReplayWindow::new(variant.clone(), cfg.train.window_positions, cfg.train.value_discount);
+        // The window encodes for the network it trains: a version-1 run continues on version 1.
+        let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount);
         let mut gate = ShardGate::new(&variant);
         // Games of a model saved just before a kill (its state.json not yet written) are no
         // younger than the run.
         let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
         fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
         reporter.line(&format!(
-            "{}: {} on {}, {} network, {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
+            "{}: {} on {}, {} network (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
             dir.display(),
             cfg.name,
             variant.name,
-            cfg.net,
+            net.config,
+            net.config.encoding,
             device,
             cfg.selfplay.workers(crate::nn::cores()),
             tch::get_num_threads(),
@@ -165,7 +189,7 @@ impl Trainer {
         crate::nn::set_intra_op_threads(crate::nn::cores());
         let training = self.train_steps(generation, reporter);
         let train_secs = t.elapsed().as_secs_f64();
-        self.rd.save_generation(&self.net, &self.sgd, &self.variant, &self.cfg, generation)?;
+        self.rd.save_generation(&self.net, &self.sgd, &self.variant, generation)?;
         // 3. Evaluate: games in parallel on rayon's threads, so a share of the cores each
         // (rayon's threads keep the count they first ran torch with).
         crate::nn::set_intra_op_threads(crate::nn::cores() / rayon::current_num_threads().max(1));
@@ -342,4 +366,49 @@ fn play_match(
     let results = arena::play_match(variant, a, b, &cfg, &on_game)?;
     reporter.finish();
     Ok(MatchSummary::from_games(&results))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::encoding::Encoding;
+    use std::sync::Mutex;
+
+    /// Keeps the lines, ignores the bars.
+    struct Lines(Mutex<Vec<String>>);
+
+    impl Reporter for Lines {
+        fn start(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64, _: &str) {}
+        fn finish(&self) {}
+        fn line(&self, text: &str) {
+            self.0.lock().expect("not poisoned").push(text.to_string());
+        }
+    }
+
+    /// A new run from the shipped (version-1) model with the default config (version 2 for
+    /// a fresh network) keeps version 1, says so once, and saves a config and a generation 0
+    /// of version 1.
+    #[test]
+    fn a_run_from_an_init_model_keeps_the_models_encoding() {
+        let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh"));
+        let mut cfg = RunConfig::from_toml(super::super::DEFAULT_CONFIG, "default").expect("the default config");
+        assert_eq!(cfg.net.encoding, Encoding::V2);
+        let lines = Lines(Mutex::new(Vec::new()));
+        keep_init_encoding(&mut cfg, shipped, &lines).expect("the shipped model reads");
+        assert_eq!(cfg.net.encoding, Encoding::V1);
+        keep_init_encoding(&mut cfg, shipped, &lines).expect("again");
+        let said = lines.0.lock().expect("not poisoned").clone();
+        assert!(said.len() == 1 && said[0].contains("input encoding 1; the run keeps it"), "{said:?}");
+        let dir = std::env::temp_dir().join(format!("tafl-lab-init-encoding-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rd = RunDir::new(&dir);
+        let variant = Variant::from_spec(&cfg.variant).expect("variant");
+        create_run(&rd, &cfg, &variant, Some(shipped)).expect("a run from the shipped model");
+        assert_eq!(rd.load_config().expect("saved config").net.encoding, Encoding::V1);
+        assert_eq!(checkpoint::read_meta(&rd.model(0)).expect("generation 0").net.encoding, Encoding::V1);
+        let missing = keep_init_encoding(&mut cfg, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
+        assert!(missing.contains("--init"), "{missing}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -10,7 +10,7 @@
 
 use super::external::{External, ExternalSpec, Fault, Protocol};
 use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
-use crate::rules::{Move, Position, Variant};
+use crate::rules::{Move, Position, Side, Variant};
 use crate::search::{Budget, Evaluator, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -503,6 +503,15 @@ impl Agent {
             return e.respond(pos, history);
         }
         self.choose(pos).ok_or_else(|| Fault::Forfeit { side: pos.to_move(), reason: "no move".into() })
+    }
+
+    /// When the agent is an external engine (playing `side`) that would score the game the
+    /// rules ended in `pos` otherwise, the disagreement (see [`External::disputed_ending`]).
+    pub fn disputed_ending(&self, pos: &Position, side: Side) -> Option<Fault> {
+        match &self.engine {
+            Engine::External(e) => e.disputed_ending(pos, side),
+            _ => None,
+        }
     }
 
     /// Whether the agent is an external engine.

@@ -176,7 +176,8 @@ pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move
 
 /// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds
 /// derived from `seed`, so the game depends on nothing else (external engines aside). The
-/// result is the outcome by the rules, or the fault of an external engine that ended it.
+/// result is the outcome by the rules, or the fault of an external engine that ended it
+/// (including an ending the engine scores otherwise: a disagreement).
 pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: Side, opening: &[Move], seed: u64) -> (Result<Outcome, Fault>, Vec<Move>) {
     a.reset(seed);
     b.reset(seed ^ 0xb);
@@ -194,6 +195,13 @@ pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: S
         };
         pos.play(m).expect("moves are checked by the agent");
         moves.push(m);
+    }
+    // An ending an engine scores otherwise (a rule it was not told in words it reads) is
+    // listed apart, not scored for either side.
+    for (agent, side) in [(&*a, a_side), (&*b, a_side.opponent())] {
+        if let Some(fault) = agent.disputed_ending(&pos, side) {
+            return (Err(fault), moves);
+        }
     }
     (Ok(pos.outcome().expect("loop ends on an outcome")), moves)
 }

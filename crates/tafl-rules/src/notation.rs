@@ -640,6 +640,22 @@ fn yn(b: bool) -> &'static str {
     }
 }
 
+/// How OpenTafl 0.4.8, playing by the rules string [`rules_string`] writes, would score a game
+/// that tafl-lab's rules ended with `outcome`, when it scores it otherwise: the endings that
+/// only tafl-lab's extension keys (which OpenTafl ignores) describe. `None` when both agree.
+/// A match against OpenTafl lists such a game apart instead of scoring it for either side.
+pub fn opentafl_scores_otherwise(rules: &RuleSet, outcome: &crate::types::Outcome) -> Option<&'static str> {
+    use crate::types::Reason;
+    match outcome.reason {
+        Reason::Repetition if rules.repetition == Repetition::DefendersLose => {
+            Some("OpenTafl 0.4.8 reads tfr:dl (defenders lose on repetition) as tfr:d: a draw at the third repetition")
+        }
+        Reason::PlyCap => Some("OpenTafl 0.4.8 has no ply cap (cap: is a tafl-lab key): the game would go on"),
+        Reason::NoMoves if rules.no_moves == NoMoves::Draw => Some("OpenTafl 0.4.8 scores a side without a legal move as the loser (nm:d is a tafl-lab key)"),
+        _ => None,
+    }
+}
+
 /// Writes a variant as an OpenTafl rules string (with tafl-lab's extension keys where OpenTafl
 /// has none), such that [`parse_rules_string`] reads back the same rules and layout.
 ///
@@ -840,5 +856,31 @@ mod tests {
         let written: BTreeSet<&str> = outputs.iter().flat_map(|s| s.split(' ')).map(|t| t.split_once(':').unwrap().0).collect();
         assert_eq!(written, WRITTEN.iter().copied().collect::<BTreeSet<_>>());
         assert!(WRITTEN.iter().all(|k| table.contains(k)));
+    }
+}
+
+#[cfg(test)]
+mod opentafl_scoring_tests {
+    use super::*;
+    use crate::types::{Outcome, Reason};
+
+    /// Copenhagen's repetition rule (defenders lose) is a tafl-lab key that OpenTafl reads as
+    /// a draw; a repetition under a rule both read, and every other ending, is scored alike.
+    #[test]
+    fn endings_only_tafl_lab_keys_describe_are_scored_otherwise_by_opentafl() {
+        let cph = Variant::preset("copenhagen").expect("preset");
+        assert_eq!(cph.rules.repetition, Repetition::DefendersLose);
+        let rep = Outcome::win(Side::Attackers, Reason::Repetition);
+        assert!(opentafl_scores_otherwise(&cph.rules, &rep).is_some_and(|s| s.contains("tfr:dl")));
+        for reason in [Reason::CornerEscape, Reason::KingCaptured, Reason::Encirclement, Reason::ExitFort, Reason::NoMoves] {
+            let winner = if matches!(reason, Reason::CornerEscape | Reason::ExitFort) { Side::Defenders } else { Side::Attackers };
+            assert_eq!(opentafl_scores_otherwise(&cph.rules, &Outcome::win(winner, reason)), None, "{reason:?}");
+        }
+        assert!(opentafl_scores_otherwise(&cph.rules, &Outcome { winner: None, reason: Reason::PlyCap }).is_some());
+        let mut rules = cph.rules.clone();
+        rules.repetition = Repetition::MoverLoses;
+        assert_eq!(opentafl_scores_otherwise(&rules, &rep), None);
+        rules.no_moves = NoMoves::Draw;
+        assert!(opentafl_scores_otherwise(&rules, &Outcome { winner: None, reason: Reason::NoMoves }).is_some());
     }
 }

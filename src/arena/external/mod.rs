@@ -289,6 +289,26 @@ impl External {
         self.proc.as_mut().expect("started before use")
     }
 
+    /// A game the rules ended in `pos` that this engine (playing `side`) scores otherwise: a
+    /// disagreement, listed apart. Only OTEP engines (OpenTafl) are known to differ, on the
+    /// endings that tafl-lab's own rules-string keys describe
+    /// ([`crate::rules::notation::opentafl_scores_otherwise`]).
+    pub fn disputed_ending(&self, pos: &Position, side: Side) -> Option<Fault> {
+        let outcome = pos.outcome()?;
+        if self.spec.protocol != Protocol::Otep {
+            return None;
+        }
+        let theirs = crate::rules::notation::opentafl_scores_otherwise(&self.variant.rules, &outcome)?;
+        Some(Fault::Disagreement {
+            side,
+            ply: pos.ply(),
+            position: position_string(pos),
+            to_move: pos.to_move(),
+            ours: outcome.to_string(),
+            theirs: theirs.into(),
+        })
+    }
+
     fn disagreement(&self, side: Side, pos: &Position, ours: String, theirs: String) -> Fault {
         Fault::Disagreement { side, ply: pos.ply(), position: position_string(pos), to_move: pos.to_move(), ours, theirs }
     }

@@ -174,24 +174,29 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
     let run_dir = dir("ladder-run");
     ok(&run(&["train", "--config", "configs/runs/smoke.toml", "--run-dir", run_dir.to_str().unwrap(), "--generations", "3", "--quiet"]));
     let out = dir("ladder-out");
-    let text = ok(&run(&[
-        "balance",
-        "--ladder",
-        run_dir.to_str().unwrap(),
-        "--every",
-        "2",
-        "--games",
-        "6",
-        "--ladder-games",
-        "4",
-        "--sims",
-        "4",
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--device",
-        "cpu",
-    ]));
+    let ladder = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "balance",
+            "--ladder",
+            run_dir.to_str().unwrap(),
+            "--every",
+            "2",
+            "--games",
+            "6",
+            "--ladder-games",
+            "4",
+            "--sims",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--device",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        ok(&run(&args))
+    };
+    let text = ladder(&out, &[]);
     // Checkpoints 0..=3, every second one and the last: 0, 2, 3.
     for g in ["generation 0: Elo +0", "generation 2:", "generation 3:"] {
         assert!(text.contains(g), "`{g}` not in {text}");
@@ -230,6 +235,21 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
     // The human rate is drawn in, with its source.
     assert!(std::fs::read_to_string(out.join("ladder.svg")).unwrap().contains("human play (aagenielsen.dk"));
     assert_eq!(l["human"]["defenders_win"].as_f64(), Some(0.595));
+    // Played in two shards (each its share of every self-play and match) and merged: the
+    // same ladder.
+    let shards: Vec<_> = (0..2).map(|i| dir(&format!("ladder-shard-{i}"))).collect();
+    for (i, d) in shards.iter().enumerate() {
+        let text = ladder(d, &["--shard", &format!("{i}/2")]);
+        assert!(text.contains(&format!("shard {i}/2: 3 checkpoints, 2 matches")), "{text}");
+    }
+    let merged = dir("ladder-merged");
+    ok(&run(&["balance", "--merge", shards[0].to_str().unwrap(), shards[1].to_str().unwrap(), "--out", merged.to_str().unwrap()]));
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(merged.join("ladder.json")).unwrap()).unwrap();
+    assert_eq!(m, l);
+    fails_with(&run(&["balance", "--merge", shards[0].to_str().unwrap(), "--out", merged.to_str().unwrap()]), "shard 1/2 is missing");
+    for d in shards.iter().chain([&merged]) {
+        let _ = std::fs::remove_dir_all(d);
+    }
     // A directory that is not a run, and a run without checkpoints.
     fails_with(&run(&["balance", "--ladder", out.to_str().unwrap(), "--out", out.to_str().unwrap()]), "expected a training run directory with models/");
     std::fs::create_dir_all(out.join("models")).unwrap();

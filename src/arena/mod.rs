@@ -2,17 +2,22 @@
 //!
 //! Both agents of a pair of games (A attacking, then B attacking) start from the same short
 //! random opening, so deterministic agents still play varied games and neither side of the
-//! pairing gets an easier set of openings.
+//! pairing gets an easier set of openings. A game's seed and opening depend on the match
+//! seed and the game's index alone, so a match cut into shards ([`shard`]) replays exactly
+//! the games of one whole run.
 
 pub mod agent;
 pub mod external;
 pub mod provenance;
+pub mod shard;
 
 pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
 pub use external::Fault;
 pub use provenance::AgentRecord;
+pub use shard::{Shard, ShardError};
 
-use crate::rules::{Move, Outcome, Position, Side, Variant};
+use crate::rules::notation::parse_move;
+use crate::rules::{Geometry, Move, Outcome, Position, Side, Variant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -60,6 +65,57 @@ impl GameResult {
             (None, Some(Fault::Void { .. })) => "void",
             _ => "disagreement",
         }
+    }
+}
+
+/// A finished game as JSON files keep it (a tournament's pairing files, a shard's output):
+/// enough to sum it up again exactly ([`GameRecord::to_result`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GameRecord {
+    pub index: usize,
+    /// The side agent A played.
+    pub a_side: Side,
+    /// The result by the rules; null when an external engine's fault ended the game.
+    pub outcome: Option<Outcome>,
+    /// That fault (a forfeit, scored as a loss; a rules disagreement or a void game, not
+    /// scored); null when none.
+    #[serde(default)]
+    pub fault: Option<Fault>,
+    /// How the game ended, in words ([`GameResult::ending`]).
+    pub ending: String,
+    pub plies: usize,
+    /// The moves from the start, space separated (`d1-d3 d5-b5`).
+    pub moves: String,
+}
+
+impl GameRecord {
+    /// The record of a game.
+    pub fn of(g: &GameResult) -> GameRecord {
+        GameRecord {
+            index: g.index,
+            a_side: g.a_side,
+            outcome: g.outcome,
+            fault: g.fault.clone(),
+            ending: g.ending().to_string(),
+            plies: g.moves.len(),
+            moves: g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" "),
+        }
+    }
+
+    /// The game again, its moves read on a board of `geometry`.
+    ///
+    /// # Errors
+    /// A move that does not parse, or a move count other than `plies` (one line).
+    pub fn to_result(&self, geometry: Geometry) -> Result<GameResult, String> {
+        let moves = self
+            .moves
+            .split_whitespace()
+            .map(|m| parse_move(m, geometry).map(|r| r.mv).map_err(|e| format!("game {}: {e}", self.index + 1)))
+            .collect::<Result<Vec<Move>, String>>()?;
+        if moves.len() != self.plies {
+            return Err(format!("game {}: {} moves, but plies says {}", self.index + 1, moves.len(), self.plies));
+        }
+        Ok(GameResult { index: self.index, a_side: self.a_side, outcome: self.outcome, fault: self.fault.clone(), moves })
     }
 }
 
@@ -146,6 +202,18 @@ pub struct MatchConfig {
     pub seed: u64,
     /// Random plies played before the agents take over (the same for both games of a pair).
     pub opening_plies: u32,
+    /// Play only this shard's games of the `games` (all of them when `None`).
+    pub shard: Option<Shard>,
+}
+
+impl MatchConfig {
+    /// The indices of the games this match plays: all `games`, or its shard's.
+    pub fn indices(&self) -> Vec<usize> {
+        match self.shard {
+            Some(s) => s.games(self.games),
+            None => (0..self.games).collect(),
+        }
+    }
 }
 
 /// A short random opening, the same for every call with the same seed. Stops early rather
@@ -206,8 +274,9 @@ pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: S
     (Ok(pos.outcome().expect("loop ends on an outcome")), moves)
 }
 
-/// Plays a match in parallel (rayon), A attacking in even games. `on_game` is called as each
-/// game finishes (from worker threads). Results come back in game order.
+/// Plays a match in parallel (rayon), A attacking in even games (with a shard, only its
+/// games). `on_game` is called as each game finishes (from worker threads). Results come back
+/// in game order.
 pub fn play_match(
     variant: &Arc<Variant>,
     a: &AgentSpec,
@@ -233,12 +302,13 @@ pub fn play_match_until(
     Agent::new(a, variant, 0)?;
     Agent::new(b, variant, 0)?;
     let round = (4 * rayon::current_num_threads()).max(2);
-    let mut results: Vec<GameResult> = Vec::with_capacity(cfg.games);
-    let mut start = 0;
-    while start < cfg.games {
-        let end = (start + round).min(cfg.games);
-        let mut batch: Vec<GameResult> = (start..end)
-            .into_par_iter()
+    let indices = cfg.indices();
+    let mut results: Vec<GameResult> = Vec::with_capacity(indices.len());
+    // Rounds of an even number of games hold whole pairs (a shard's games come in pairs too).
+    for chunk in indices.chunks(round) {
+        let mut batch: Vec<GameResult> = chunk
+            .par_iter()
+            .copied()
             .map_init(
                 || None::<(Agent, Agent)>,
                 |agents, i| -> Result<GameResult, AgentError> {
@@ -262,7 +332,6 @@ pub fn play_match_until(
             .collect::<Result<_, _>>()?;
         batch.sort_by_key(|r| r.index);
         results.extend(batch);
-        start = end;
         if stop(&results) {
             break;
         }

@@ -1,13 +1,16 @@
 //! `tafl-lab balance`: how often each side wins a variant under self-play, with intervals,
 //! across search budgets and rule tweaks; or, with `--compare`, whether two such runs differ.
+//! `--shard I/N` plays one shard of the games into its own folder; `--merge` puts the shards'
+//! folders together into the files of one whole run.
 
 use anyhow::{anyhow, bail, Result};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tafl_lab::arena::AgentSpec;
-use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow};
+use tafl_lab::arena::{AgentSpec, Shard, ShardError};
+use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow, BalanceShard};
+use tafl_lab::lab::ladder::{self, LadderShard};
 use tafl_lab::rules::Variant;
 
 /// Measure variant balance: an agent plays itself on each variant; attacker, defender
@@ -16,7 +19,7 @@ use tafl_lab::rules::Variant;
 #[derive(clap::Args)]
 pub struct BalanceArgs {
     /// Comma-separated variants (preset names, TOML paths or OpenTafl rules strings).
-    #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder"])]
+    #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder", "merge"])]
     pub variants: String,
     /// The agent for both sides.
     #[arg(long, default_value = "mcts:sims=200")]
@@ -25,7 +28,7 @@ pub struct BalanceArgs {
     #[arg(long, default_value_t = 200)]
     pub games: usize,
     /// Output directory.
-    #[arg(long, default_value = "report", required_unless_present_any = ["compare", "ladder"])]
+    #[arg(long, default_value = "report", required_unless_present_any = ["compare", "ladder", "merge"])]
     pub out: PathBuf,
     /// Random seed: the same seed repeats the run exactly.
     #[arg(long, default_value_t = 1)]
@@ -60,12 +63,26 @@ pub struct BalanceArgs {
     /// With --compare: print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Play only shard I of N (counted from 0, as job-array task ids) of the games of every
+    /// row (with --ladder: of every self-play and match): the pairs of games p with
+    /// p mod N = I. Writes only balance-shard.json (ladder-shard.json) into --out, a folder
+    /// per shard; `--merge` puts the shards together.
+    #[arg(long, value_name = "I/N", conflicts_with = "compare")]
+    pub shard: Option<Shard>,
+    /// Merge the --out folders of every shard of one run (balance or --ladder) into --out:
+    /// the files one whole run writes (no games are played; the settings come from the shards).
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["compare", "ladder", "shard", "variants", "agent", "games", "seed", "sims", "sets", "opening_plies", "every", "ladder_games"])]
+    pub merge: Option<Vec<PathBuf>>,
     #[arg(long)]
     pub quiet: bool,
 }
 
 /// Measures balance, or compares two earlier measurements with `--compare`.
 pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
+    if let Some(dirs) = &a.merge {
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        return merge(a, dirs, &command, out);
+    }
     if let Some(run_dir) = &a.ladder {
         let command = std::env::args().collect::<Vec<_>>().join(" ");
         return ladder(a, run_dir, &command, out);
@@ -117,18 +134,91 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     if jobs.is_empty() {
         bail!("--variants: no variant given");
     }
+    super::check_shard(a.shard, a.games, "--games")?;
     tafl_lab::nn::set_torch_threads(1);
-    let total = (jobs.len() * a.games) as u64;
-    let bar = super::progress_bar(total, "balance (games)", a.quiet);
-    let (rows, results) = balance::measure_with_games(&jobs, a.games, a.seed, a.opening_plies, &|_| bar.inc(1))?;
+    let per_row = a.shard.map_or(a.games, |s| s.games(a.games).len());
+    let bar = super::progress_bar((jobs.len() * per_row) as u64, "balance (games)", a.quiet);
+    let (rows, results) = balance::measure_with_games(&jobs, a.games, a.seed, a.opening_plies, a.shard, &|_| bar.inc(1))?;
     bar.finish_and_clear();
-    let mut files = balance::write_outputs(&a.out, &rows, command)?;
-    files.extend(super::view::balance_pages(&a.out, &jobs, &rows, &results, command)?);
-    for r in &rows {
+    if let Some(shard) = a.shard {
+        let file = BalanceShard::new(shard, a.games, a.seed, a.opening_plies, &jobs, &rows, &results);
+        let path = write_shard(&a.out, balance::SHARD_FILE, &file)?;
+        for r in &rows {
+            writeln!(out, "shard {shard}: {}", r.summary_line())?;
+        }
+        writeln!(out, "wrote {} (merge every shard's folder with --merge)", path.display())?;
+        return Ok(());
+    }
+    write_balance(&a.out, &jobs, &rows, &results, command, out)
+}
+
+/// Writes a whole balance run's files (report.md, balance.csv, balance.json, the plots and
+/// the game pages) and prints its rows.
+fn write_balance(
+    dir: &Path,
+    jobs: &[BalanceJob],
+    rows: &[BalanceRow],
+    results: &[Vec<tafl_lab::arena::GameResult>],
+    command: &str,
+    out: &mut impl Write,
+) -> Result<()> {
+    let mut files = balance::write_outputs(dir, rows, command)?;
+    files.extend(super::view::balance_pages(dir, jobs, rows, results, command)?);
+    for r in rows {
         writeln!(out, "{}", r.summary_line())?;
     }
-    writeln!(out, "wrote {} files to {}", files.len(), a.out.display())?;
+    writeln!(out, "wrote {} files to {}", files.len(), dir.display())?;
     Ok(())
+}
+
+/// Writes a shard's file `name` into `dir` (made if needed); returns its path.
+fn write_shard(dir: &Path, name: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("--out {}: {e}", dir.display()))?;
+    let path = dir.join(name);
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    tafl_lab::fsio::atomic_write(&path, text.as_bytes()).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Reads the shard file of each folder in `dirs` (a folder's balance-shard.json or
+/// ladder-shard.json, or the file itself) and writes the whole run's files into --out.
+fn merge(a: &BalanceArgs, dirs: &[PathBuf], command: &str, out: &mut impl Write) -> Result<()> {
+    let mut balances = Vec::new();
+    let mut ladders = Vec::new();
+    for d in dirs {
+        let path = if d.is_dir() {
+            [balance::SHARD_FILE, ladder::SHARD_FILE].iter().map(|f| d.join(f)).find(|p| p.is_file()).ok_or_else(|| {
+                anyhow!("--merge {}: holds no {} or {} (not the --out of a balance --shard run)", d.display(), balance::SHARD_FILE, ladder::SHARD_FILE)
+            })?
+        } else {
+            d.clone()
+        };
+        let source = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| anyhow!("--merge {source}: {e}"))?;
+        let not_shard = |e: serde_json::Error| ShardError::NotShard { file: source.clone(), why: e.to_string() };
+        if path.file_name().is_some_and(|n| n == ladder::SHARD_FILE) {
+            ladders.push((source.clone(), serde_json::from_str::<LadderShard>(&text).map_err(not_shard)?));
+        } else {
+            balances.push((source.clone(), serde_json::from_str::<BalanceShard>(&text).map_err(not_shard)?));
+        }
+    }
+    match (balances.is_empty(), ladders.is_empty()) {
+        (false, false) => bail!("--merge: shards of a balance run and of a ladder do not merge ({} and {})", balances[0].0, ladders[0].0),
+        (true, false) => {
+            let l = ladder::merge(&ladders)?;
+            let files = ladder::write_outputs(&a.out, &l, command)?;
+            for r in &l.rows {
+                writeln!(out, "{}", r.summary_line())?;
+            }
+            writeln!(out, "merged {} shards; wrote {} files to {}", ladders.len(), files.len(), a.out.display())?;
+            Ok(())
+        }
+        _ => {
+            let (jobs, rows, results) = balance::merge(&balances)?;
+            writeln!(out, "merged {} shards", balances.len())?;
+            write_balance(&a.out, &jobs, &rows, &results, command, out)
+        }
+    }
 }
 
 fn read_rows(path: &Path) -> Result<Vec<BalanceRow>> {
@@ -185,7 +275,7 @@ fn checkpoints(run_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
 
 fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) -> Result<()> {
     use tafl_lab::arena::AgentKind;
-    use tafl_lab::lab::ladder::{self, LadderJob};
+    use tafl_lab::lab::ladder::LadderJob;
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
@@ -214,10 +304,22 @@ fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) 
         // opening plies make the games of a checkpoint differ.
         opening_plies: a.opening_plies.max(2),
     };
+    super::check_shard(a.shard, a.games, "--games")?;
+    if a.ladder_games > 0 {
+        super::check_shard(a.shard, a.ladder_games, "--ladder-games")?;
+    }
     tafl_lab::nn::set_torch_threads(1);
     let n = job.checkpoints.len();
-    let total = (n * a.games + n.saturating_sub(1) * a.ladder_games) as u64;
+    let share = |games: usize| a.shard.map_or(games, |s| s.games(games).len());
+    let total = (n * share(a.games) + n.saturating_sub(1) * share(a.ladder_games)) as u64;
     let bar = super::progress_bar(total, "ladder (games)", a.quiet);
+    if let Some(shard) = a.shard {
+        let games = ladder::play(&job, Some(shard), &|_| bar.inc(1))?;
+        bar.finish_and_clear();
+        let path = write_shard(&a.out, ladder::SHARD_FILE, &LadderShard::new(shard, &job, &games))?;
+        writeln!(out, "shard {shard}: {} checkpoints, {} matches; wrote {} (merge every shard's folder with --merge)", n, games.matches.len(), path.display())?;
+        return Ok(());
+    }
     let result = ladder::measure(&job, &|_| bar.inc(1))?;
     bar.finish_and_clear();
     let files = ladder::write_outputs(&a.out, &result, command)?;

@@ -1,13 +1,17 @@
 //! `tafl-lab match`: agent A against agent B with alternating sides and paired random openings,
 //! games in parallel; A's score with an Elo interval, optionally stopped early by an SPRT.
+//! `--shard I/N` plays one shard of the games and prints its JSON with every game's result;
+//! `--merge` sums the shards' JSON up into the output of one whole match.
 
 use anyhow::{anyhow, bail, Result};
-use serde_json::json;
+use serde::Deserialize;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use tafl_lab::arena::{self, AgentRecord, AgentSpec, MatchConfig, MatchSummary};
+use tafl_lab::arena::shard::{self, Part, ShardError};
+use tafl_lab::arena::{self, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Shard};
 use tafl_lab::rules::Variant;
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
@@ -18,11 +22,11 @@ pub struct MatchArgs {
     #[command(flatten)]
     pub common: super::ArenaArgs,
     /// Agent A: random, mcts:sims=N, az:model=PATH,sims=N, gumbel:model=PATH,sims=N[,k=16], or an external engine: htp:cmd=PATH[,args="..."][,time=S][,tcp=1], otep:cmd=PATH[,args="..."][,time=S].
-    #[arg(long)]
-    pub a: String,
+    #[arg(long, required_unless_present = "merge")]
+    pub a: Option<String>,
     /// Agent B (same forms as --a).
-    #[arg(long)]
-    pub b: String,
+    #[arg(long, required_unless_present = "merge")]
+    pub b: Option<String>,
     /// Number of games (A attacks in even-numbered games).
     #[arg(long, default_value_t = 20)]
     pub games: usize,
@@ -41,6 +45,41 @@ pub struct MatchArgs {
     /// fault when a game ends in a disagreement, a forfeit or a hang.
     #[arg(long, value_name = "DIR")]
     pub engine_log: Option<PathBuf>,
+    /// Play only shard I of N (counted from 0, as job-array task ids) of the games: the pairs
+    /// of games p with p mod N = I. Prints JSON (as --json) with the shard and every game's
+    /// result, for `--merge`. Not with --sprt.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Merge the JSON outputs of every shard of one match: print what the whole match prints
+    /// (with --json, its JSON; `seconds` is the shards' total). No games are played.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["a", "b", "games", "sprt", "record", "engine_log", "shard", "variant", "seed", "opening_plies"])]
+    pub merge: Option<Vec<PathBuf>>,
+}
+
+/// The `shard` object of a shard's JSON: which shard, what the whole match is, and the
+/// shard's games.
+#[derive(serde::Serialize, Deserialize)]
+struct ShardPart {
+    #[serde(flatten)]
+    shard: Shard,
+    /// Games in the whole match.
+    games: usize,
+    opening_plies: u32,
+    variant_toml: String,
+    results: Vec<GameRecord>,
+}
+
+/// A finished match (or shard of one), ready to print.
+struct Played {
+    variant: String,
+    a: String,
+    b: String,
+    a_record: AgentRecord,
+    b_record: AgentRecord,
+    games: Vec<GameResult>,
+    sprt: Option<Sprt>,
+    seed: u64,
+    seconds: f64,
 }
 
 /// Writes `games` as a record: a `# variant:` line (the variant as given: a preset name, TOML
@@ -61,10 +100,15 @@ fn write_record(path: &std::path::Path, variant: &str, a: &AgentSpec, games: &[a
 }
 
 pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
+    if let Some(files) = &m.merge {
+        let played = merge(files)?;
+        return print(&played, m.json, None, out);
+    }
     let common = &m.common;
     let variant = Arc::new(Variant::from_spec(&common.variant)?);
-    let mut a = super::parse_agent("--a", &m.a, &common.device)?;
-    let mut b = super::parse_agent("--b", &m.b, &common.device)?;
+    let text = |spec: &Option<String>| spec.clone().unwrap_or_default(); // clap requires both without --merge
+    let mut a = super::parse_agent("--a", &text(&m.a), &common.device)?;
+    let mut b = super::parse_agent("--b", &text(&m.b), &common.device)?;
     if let Some(dir) = &m.engine_log {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("--engine-log {}: {e}", dir.display()))?;
         for ext in [&mut a, &mut b].into_iter().filter_map(|s| s.external.as_mut()) {
@@ -74,18 +118,22 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     if m.games == 0 {
         bail!("--games: must be at least 1");
     }
+    if m.shard.is_some() && m.sprt.is_some() {
+        bail!("--shard: an SPRT decides on every game played so far, so a match with --sprt cannot be divided into shards");
+    }
+    super::check_shard(m.shard, m.games, "--games")?;
     // What the result measured: each agent's spec and the sha256 of the model file it loads,
     // hashed once here and checked again after the games.
     let a_record = AgentRecord::of(&a).map_err(|e| anyhow!("--a: {e}"))?;
     let b_record = AgentRecord::of(&b).map_err(|e| anyhow!("--b: {e}"))?;
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
-    let bar = super::progress_bar(m.games as u64, format!("{a} vs {b}"), common.quiet);
+    let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies, shard: m.shard };
+    let bar = super::progress_bar(cfg.indices().len() as u64, format!("{a} vs {b}"), common.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     // With --record, the games finished so far are rewritten to the record after each game:
     // a match stopped early keeps every game it finished.
     let finished = std::sync::Mutex::new((Vec::<arena::GameResult>::new(), None::<anyhow::Error>));
-    let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies };
     let t = Instant::now();
     let sprt = match &m.sprt {
         None => None,
@@ -140,8 +188,74 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     if let Some(path) = &m.record {
         write_record(path, &common.variant, &a, &games)?;
     }
-    let s = MatchSummary::from_games(&games);
-    let secs = t.elapsed().as_secs_f64();
+    let shard = m.shard.map(|shard| ShardPart {
+        shard,
+        games: m.games,
+        opening_plies: common.opening_plies,
+        variant_toml: variant.to_toml(),
+        results: games.iter().map(GameRecord::of).collect(),
+    });
+    let played = Played {
+        variant: variant.name.clone(),
+        a: a.to_string(),
+        b: b.to_string(),
+        a_record,
+        b_record,
+        games,
+        sprt,
+        seed: common.seed,
+        seconds: t.elapsed().as_secs_f64(),
+    };
+    print(&played, m.json || shard.is_some(), shard.as_ref(), out)
+}
+
+/// The shards' JSON outputs in `files` summed up into the whole match.
+fn merge(files: &[PathBuf]) -> Result<Played> {
+    let mut parts = Vec::new();
+    for f in files {
+        let source = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| anyhow!("--merge {source}: {e}"))?;
+        let mut v: Value = serde_json::from_str(text.trim()).map_err(|e| ShardError::NotShard { file: source.clone(), why: format!("not JSON: {e}") })?;
+        let part =
+            v.as_object_mut().and_then(|o| o.remove("shard")).ok_or_else(|| ShardError::NotShard { file: source.clone(), why: "no shard field".into() })?;
+        let part: ShardPart = serde_json::from_value(part).map_err(|e| ShardError::NotShard { file: source.clone(), why: e.to_string() })?;
+        let settings = json!({
+            "variant": v["variant"], "variant_toml": part.variant_toml, "a": v["a"], "b": v["b"], "provenance": v["provenance"],
+            "seed": v["seed"], "games": part.games, "opening_plies": part.opening_plies,
+        });
+        parts.push((source, part, settings, v));
+    }
+    let order = shard::check_parts(&parts.iter().map(|(source, p, settings, _)| Part { source, shard: p.shard, settings }).collect::<Vec<_>>())?;
+    let (source, first, _, v) = &parts[order[0]];
+    let bad = |file: &str, message: String| ShardError::Read { file: file.to_string(), message };
+    let variant = Variant::from_toml_str(&first.variant_toml, "variant_toml").map_err(|e| bad(source, e.to_string()))?;
+    let mut games = Vec::new();
+    for &k in &order {
+        let (source, p, _, _) = &parts[k];
+        let results = p.results.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| bad(source, e))?;
+        games.push((source.as_str(), p.shard, results));
+    }
+    let games = shard::merge_games(first.games, "the match", games)?;
+    let text = |key: &str| v[key].as_str().map(str::to_string).ok_or_else(|| bad(source, format!("no {key}")));
+    let record = |who: &str| AgentRecord::deserialize(&v["provenance"][who]).map_err(|e| bad(source, format!("provenance.{who}: {e}")));
+    Ok(Played {
+        variant: text("variant")?,
+        a: text("a")?,
+        b: text("b")?,
+        a_record: record("a")?,
+        b_record: record("b")?,
+        games,
+        sprt: None,
+        seed: v["seed"].as_u64().ok_or_else(|| bad(source, "no seed".into()))?,
+        seconds: parts.iter().map(|(_, _, _, v)| v["seconds"].as_f64().unwrap_or(0.0)).sum(),
+    })
+}
+
+/// Prints a match: one JSON object (with a shard's `shard` object when given) or lines of text.
+fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Write) -> Result<()> {
+    let (games, sprt, secs) = (&p.games, p.sprt, p.seconds);
+    let (a, b, a_record, b_record) = (&p.a, &p.b, &p.a_record, &p.b_record);
+    let s = MatchSummary::from_games(games);
     let total = s.a_total();
     let elo = elo_interval(total.win as u64, total.draw as u64, total.loss as u64);
     let sprt_result = sprt.map(|sp| {
@@ -149,11 +263,11 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
         let (lo, hi) = sp.bounds();
         (sp, llr, lo, hi, sp.decide(total.win as u64, total.draw as u64, total.loss as u64))
     });
-    if m.json {
-        let obj = json!({
-            "variant": variant.name,
-            "a": a.to_string(),
-            "b": b.to_string(),
+    if as_json {
+        let mut obj = json!({
+            "variant": p.variant,
+            "a": a,
+            "b": b,
             "provenance": {"a": a_record, "b": b_record},
             "games": s.games,
             "a_score": s.a_score,
@@ -167,15 +281,18 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
             "elo": elo,
             "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
-            "seed": common.seed,
+            "seed": p.seed,
             "seconds": secs,
         });
+        if let Some(part) = shard {
+            obj["shard"] = json!(part);
+        }
         writeln!(out, "{obj}")?;
     } else {
         writeln!(
             out,
             "{}: A = {a}, B = {b}: {} games, A scores {:.1}% ({}); A as attackers {}, as defenders {}; mean {:.0} plies, {secs:.1} s",
-            variant.name,
+            p.variant,
             s.games,
             100.0 * s.a_score,
             s.a_total(),
@@ -183,7 +300,7 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
             s.a_as_defenders,
             s.mean_plies,
         )?;
-        for (who, r) in [("A", &a_record), ("B", &b_record)] {
+        for (who, r) in [("A", a_record), ("B", b_record)] {
             for f in &r.models {
                 writeln!(out, "{who}'s model: {} (sha256 {})", f.path, f.sha256)?;
             }

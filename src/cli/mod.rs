@@ -195,6 +195,17 @@ pub fn run() -> Result<()> {
     Ok(())
 }
 
+/// Refuses a `--shard` with more shards than a match of `games` games has pairs (a shard
+/// without games); `what` names the games (`--games`).
+pub fn check_shard(shard: Option<tafl_lab::arena::Shard>, games: usize, what: &str) -> Result<()> {
+    match shard {
+        Some(s) if s.count > games.div_ceil(2) => {
+            Err(anyhow!("--shard {s}: {what} {games} make {} pairs of games, fewer than {} shards (a shard plays whole pairs)", games.div_ceil(2), s.count))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses an agent spec given by `flag`; `device` applies where the spec names none.
 pub fn parse_agent(flag: &str, s: &str, device: &DeviceArgs) -> Result<AgentSpec> {
     let spec = s.parse::<AgentSpec>().map_err(|e| anyhow!("{flag}: {e}"))?;

@@ -1,13 +1,14 @@
 //! `tafl-lab tournament`: a round robin of several agents on one variant, saved in an output
 //! folder and resumed by rerunning the same command ([`tafl_lab::lab::tournament`] plays it and
-//! keeps its state); this file parses the arguments and prints.
+//! keeps its state); this file parses the arguments and prints. `--shard I/N` plays one shard
+//! of every pairing's games into its own folder; `--merge` puts the shards' folders together.
 
 use anyhow::{anyhow, bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tafl_lab::arena::AgentSpec;
-use tafl_lab::lab::tournament::{pct, Event, Tournament, TournamentError};
+use tafl_lab::arena::{AgentSpec, Shard};
+use tafl_lab::lab::tournament::{self, pct, Event, Standings, Tournament, TournamentError};
 use tafl_lab::rules::Variant;
 
 /// Play a round robin of several agents on one variant (every pairing is a match of paired
@@ -29,6 +30,15 @@ pub struct TournamentArgs {
     /// Output folder: settings.json, pairings/, tournament.json, tournament.md.
     #[arg(long)]
     pub out: PathBuf,
+    /// Play only shard I of N (counted from 0, as job-array task ids) of every pairing's games:
+    /// the pairs of games p with p mod N = I. Each shard needs its own --out; `--merge` puts
+    /// the shards' folders together.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Merge the --out folders of every shard of one tournament into --out, as one whole run
+    /// writes it (no games are played; the settings come from the shards).
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["agents", "agent", "games", "shard", "variant", "seed", "opening_plies"])]
+    pub merge: Option<Vec<PathBuf>>,
 }
 
 /// `text` split at the semicolons outside double quotes (spec values may be quoted).
@@ -52,6 +62,15 @@ fn split_agents(text: &str) -> Vec<String> {
 }
 
 pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
+    if let Some(dirs) = &t.merge {
+        let m = tournament::merge(&t.out, dirs).map_err(|e| match e {
+            TournamentError::Folder(m) => anyhow!("--out {}: {m}", t.out.display()),
+            e => anyhow!(e),
+        })?;
+        let s = &m.settings;
+        writeln!(out, "{}: {} pairing{} of {} games merged from {} shards", s.variant, m.pairings, if m.pairings == 1 { "" } else { "s" }, s.games, m.shards)?;
+        return ratings(t, &s.agents, &m.standings, out);
+    }
     let common = &t.common;
     let variant = Arc::new(Variant::from_spec(&common.variant)?);
     let mut texts = t.agents.as_deref().map(split_agents).unwrap_or_default();
@@ -69,22 +88,24 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
     if t.games < 2 || t.games % 2 != 0 {
         bail!("--games: must be even and at least 2 (each opening is played with both sides), got {}", t.games);
     }
+    super::check_shard(t.shard, t.games, "--games")?;
     // The folder and the agents as the user named them.
     let named = |e: TournamentError| match e {
         TournamentError::Folder(m) => anyhow!("--out {}: {m}", t.out.display()),
         TournamentError::Agent { index, message } => anyhow!("--agents {}: {message}", texts[index]),
         e => anyhow!(e),
     };
-    let tournament = Tournament::open(&t.out, variant, specs, t.games, common.seed, common.opening_plies).map_err(named)?;
+    let tournament = Tournament::open(&t.out, variant, specs, t.games, common.seed, common.opening_plies, t.shard).map_err(named)?;
     let pairings = labels.len() * (labels.len() - 1) / 2;
-    let bar = super::progress_bar((pairings * t.games) as u64, "tournament", common.quiet);
+    let per_pairing = tournament.settings().match_config().indices().len();
+    let bar = super::progress_bar((pairings * per_pairing) as u64, "tournament", common.quiet);
     let summary = tournament
         .run(&|_| bar.inc(1), &mut |event| match event {
             Event::Replaying { a, b, path, why } => writeln!(out, "replaying {a} vs {b} ({}): {why}", path.display()),
             Event::Start { resumed } => {
                 // Games run in parallel across cores; each network evaluator then uses one torch thread.
                 tafl_lab::nn::set_torch_threads(1);
-                bar.set_position((resumed * t.games) as u64);
+                bar.set_position((resumed * per_pairing) as u64);
                 Ok(())
             }
             Event::Pairing { a, b } => {
@@ -111,17 +132,22 @@ pub fn run(t: &TournamentArgs, out: &mut impl Write) -> Result<()> {
     let settings = tournament.settings();
     writeln!(
         out,
-        "{}: {} pairing{} of {} games: {} played, {} from an earlier run{}",
+        "{}: {} pairing{} of {} games{}: {} played, {} from an earlier run{}",
         settings.variant,
         summary.pairings,
         if summary.pairings == 1 { "" } else { "s" },
         t.games,
+        t.shard.map(|s| format!(" (shard {s}: {per_pairing} games each)")).unwrap_or_default(),
         summary.played,
         summary.resumed,
         if summary.replayed > 0 { format!("; {} replayed (a model changed or its hashes were unknown)", summary.replayed) } else { String::new() }
     )?;
+    ratings(t, &labels, &summary.standings, out)
+}
+
+/// The ratings, best first, and the files written.
+fn ratings(t: &TournamentArgs, labels: &[String], st: &Standings, out: &mut impl Write) -> Result<()> {
     writeln!(out, "ratings (Bradley-Terry, joint maximum likelihood, mean 0, 95% intervals):")?;
-    let st = &summary.standings;
     for (rank, &i) in st.order.iter().enumerate() {
         let r = st.fit.ratings[i];
         let (p, g) = st.score(i);

@@ -1,8 +1,13 @@
 //! Variant balance: an agent plays itself many times per variant (and per search budget, and
 //! with rule tweaks), and the attacker/defender/draw rates come out with Wilson intervals,
 //! game lengths and win reasons, beside human figures where they exist.
+//!
+//! A long run divides: each shard ([`Shard`]) plays its share of every row's games and keeps
+//! them in [`BalanceShard`] (`balance-shard.json`); [`merge`] sums the shards' games up into
+//! the rows one whole run measures.
 
-use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
+use crate::arena::shard::{self, Part, Shard, ShardError};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
 use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
 use crate::rules::{Reason, Side, Variant};
@@ -159,32 +164,35 @@ pub struct BalanceJob {
     pub agent: AgentSpec,
 }
 
-/// Plays `games` self-play games for each job (agent against itself, in parallel) and sums
-/// them up. `on_game` is called as each game finishes.
+/// Plays `games` self-play games for each job (agent against itself, in parallel; with a
+/// shard, only its games) and sums them up. `on_game` is called as each game finishes.
 pub fn measure(
     jobs: &[BalanceJob],
     games: usize,
     seed: u64,
     opening_plies: u32,
+    shard: Option<Shard>,
     on_game: &(dyn Fn(&GameResult) + Sync),
 ) -> Result<Vec<BalanceRow>, AgentError> {
-    measure_with_games(jobs, games, seed, opening_plies, on_game).map(|(rows, _)| rows)
+    measure_with_games(jobs, games, seed, opening_plies, shard, on_game).map(|(rows, _)| rows)
 }
 
-/// [`measure`], keeping every job's games too (for [`sample_games`]). Each row records its
-/// agent's [`AgentRecord`] (the model hashed before the games and checked after them).
+/// [`measure`], keeping every job's games too (for [`sample_games`] and [`BalanceShard`]).
+/// Each row records its agent's [`AgentRecord`] (the model hashed before the games and
+/// checked after them).
 pub fn measure_with_games(
     jobs: &[BalanceJob],
     games: usize,
     seed: u64,
     opening_plies: u32,
+    shard: Option<Shard>,
     on_game: &(dyn Fn(&GameResult) + Sync),
 ) -> Result<(Vec<BalanceRow>, Vec<Vec<GameResult>>), AgentError> {
     let mut rows = Vec::with_capacity(jobs.len());
     let mut all = Vec::with_capacity(jobs.len());
     for job in jobs {
         let record = AgentRecord::of(&job.agent)?;
-        let cfg = MatchConfig { games, seed, opening_plies };
+        let cfg = MatchConfig { games, seed, opening_plies, shard };
         let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
         record.check_unchanged(&job.agent).map_err(|message| AgentError::Spec { spec: job.agent.to_string(), message })?;
         let mut row = BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results);
@@ -193,6 +201,107 @@ pub fn measure_with_games(
         all.push(results);
     }
     Ok((rows, all))
+}
+
+/// A shard's share of a balance run, as `balance-shard.json` keeps it: the run's settings and,
+/// per row, what a merge needs to sum the row up again (its variant, changes, agent and the
+/// agent's [`AgentRecord`]) with the shard's games.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BalanceShard {
+    pub shard: Shard,
+    /// Games per row in the whole run.
+    pub games: usize,
+    pub seed: u64,
+    pub opening_plies: u32,
+    pub rows: Vec<ShardRow>,
+}
+
+/// One row of a [`BalanceShard`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardRow {
+    /// The variant as played (rule changes applied), as TOML.
+    pub variant_toml: String,
+    pub changes: Vec<String>,
+    /// The agent's spec ([`AgentSpec`]'s canonical text).
+    pub agent: String,
+    pub provenance: Option<AgentRecord>,
+    /// The shard's games of the row, in order.
+    pub results: Vec<GameRecord>,
+}
+
+/// The file a balance shard writes into its output folder.
+pub const SHARD_FILE: &str = "balance-shard.json";
+
+impl BalanceShard {
+    /// The shard's record of `jobs`' games (`results`, as [`measure_with_games`] returns them,
+    /// with its `rows` for their provenance).
+    pub fn new(
+        shard: Shard,
+        games: usize,
+        seed: u64,
+        opening_plies: u32,
+        jobs: &[BalanceJob],
+        rows: &[BalanceRow],
+        results: &[Vec<GameResult>],
+    ) -> BalanceShard {
+        let rows = jobs
+            .iter()
+            .zip(rows)
+            .zip(results)
+            .map(|((job, row), games)| ShardRow {
+                variant_toml: job.variant.to_toml(),
+                changes: job.changes.clone(),
+                agent: job.agent.to_string(),
+                provenance: row.provenance.clone(),
+                results: games.iter().map(GameRecord::of).collect(),
+            })
+            .collect();
+        BalanceShard { shard, games, seed, opening_plies, rows }
+    }
+
+    /// Everything but the shard and its games: what every shard of one run shares.
+    fn settings(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("serializes");
+        v.as_object_mut().expect("an object").remove("shard");
+        for row in v["rows"].as_array_mut().expect("rows") {
+            row.as_object_mut().expect("an object").remove("results");
+        }
+        v
+    }
+}
+
+/// A whole balance run put back together from its shards' files (`source`, contents): the
+/// jobs, the rows and every row's games, as [`measure_with_games`] returns them for one
+/// whole run.
+///
+/// # Errors
+/// Shards of different settings, a shard given twice or missing, a variant, agent or game
+/// that does not read back, a row without exactly its shard's games (one line naming the
+/// file).
+#[allow(clippy::type_complexity)]
+pub fn merge(parts: &[(String, BalanceShard)]) -> Result<(Vec<BalanceJob>, Vec<BalanceRow>, Vec<Vec<GameResult>>), ShardError> {
+    let settings: Vec<serde_json::Value> = parts.iter().map(|(_, p)| p.settings()).collect();
+    let order = shard::check_parts(&parts.iter().zip(&settings).map(|((source, p), v)| Part { source, shard: p.shard, settings: v }).collect::<Vec<_>>())?;
+    let (first_source, first) = &parts[order[0]];
+    let bad = |file: &str, message: String| ShardError::Read { file: file.to_string(), message };
+    let (mut jobs, mut rows, mut all) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, row) in first.rows.iter().enumerate() {
+        let variant = Arc::new(Variant::from_toml_str(&row.variant_toml, "variant_toml").map_err(|e| bad(first_source, e.to_string()))?);
+        let agent: AgentSpec = row.agent.parse().map_err(|e: AgentError| bad(first_source, e.to_string()))?;
+        let mut games = Vec::new();
+        for &k in &order {
+            let (source, p) = &parts[k];
+            let results = p.rows[r].results.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| bad(source, e))?;
+            games.push((source.as_str(), p.shard, results));
+        }
+        let games = shard::merge_games(first.games, &format!("row {}", r + 1), games)?;
+        let mut summed = BalanceRow::from_games(&variant, &row.changes, &agent, first.seed, &games);
+        summed.provenance = row.provenance.clone();
+        jobs.push(BalanceJob { variant, changes: row.changes.clone(), agent });
+        rows.push(summed);
+        all.push(games);
+    }
+    Ok((jobs, rows, all))
 }
 
 /// A share as a percentage with one decimal: `66.7%`.

@@ -7,9 +7,14 @@
 //! designer asks. Elo comes from one joint Bradley-Terry fit over all ladder matches
 //! (`stats::elo`), shifted so the first checkpoint is 0: each checkpoint plays its
 //! neighbours, and the fit chains the gaps with honest intervals.
+//!
+//! A long ladder divides like a balance run: each shard plays its share of every self-play
+//! and every match ([`play`]) and keeps the games in [`LadderShard`] (`ladder-shard.json`);
+//! [`merge`] sums them up into the ladder one whole run measures.
 
 use super::balance::{ci, pct, BalanceJob, BalanceRow, HumanRef};
-use crate::arena::{self, AgentError, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
+use crate::arena::shard::{self, Part, Shard, ShardError};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
 use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::rules::Variant;
@@ -116,26 +121,189 @@ pub fn pick_generations(available: &[u64], every: u64) -> Vec<u64> {
 /// # Errors
 /// An agent that cannot be built, or a joint Elo fit that fails ([`LadderError::Fit`]).
 pub fn measure(job: &LadderJob<'_>, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Ladder, LadderError> {
+    let games = play(job, None, on_game)?;
+    sum_up(job.variant.clone(), &job.run_dir.display().to_string(), &job.agent.to_string(), job.seed, job.match_games > 0, games)
+}
+
+/// The games of a ladder (or of one shard of it), before they are summed up.
+pub struct LadderGames {
+    /// Per checkpoint: its generation, its agent, the agent's record and its self-play games.
+    pub checkpoints: Vec<(u64, AgentSpec, AgentRecord, Vec<GameResult>)>,
+    /// Per match: the newer checkpoint (A), the older one (B) and the games.
+    pub matches: Vec<(u64, u64, Vec<GameResult>)>,
+}
+
+/// Plays a ladder's games (with a shard, only its share of each self-play and match).
+///
+/// # Errors
+/// An agent that cannot be built, or a model that changed while its games were played.
+pub fn play(job: &LadderJob<'_>, shard: Option<Shard>, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<LadderGames, AgentError> {
     let spec = |path: &Path| AgentSpec { model: Some(path.to_path_buf()), ..job.agent.clone() };
-    let mut rows = Vec::new();
+    let mut checkpoints = Vec::new();
     for (g, path) in &job.checkpoints {
         let agent = spec(path);
         let b = BalanceJob { variant: job.variant.clone(), changes: Vec::new(), agent };
-        let row = super::balance::measure(std::slice::from_ref(&b), job.games, job.seed, job.opening_plies, on_game)?.remove(0);
-        rows.push(LadderRow { generation: *g, elo: 0.0, elo_low: 0.0, elo_high: 0.0, balance: row });
+        let (mut rows, mut games) = super::balance::measure_with_games(std::slice::from_ref(&b), job.games, job.seed, job.opening_plies, shard, on_game)?;
+        let record = rows.remove(0).provenance.expect("measure records the agent");
+        checkpoints.push((*g, b.agent, record, games.remove(0)));
     }
     let mut matches = Vec::new();
     if job.match_games > 0 {
         for w in job.checkpoints.windows(2) {
-            let cfg = MatchConfig { games: job.match_games, seed: job.seed ^ w[1].0, opening_plies: job.opening_plies.max(2) };
-            let results = arena::play_match(&job.variant, &spec(&w[1].1), &spec(&w[0].1), &cfg, on_game)?;
-            let t = MatchSummary::from_games(&results).a_total();
-            matches.push(LadderMatch { a: w[1].0, b: w[0].0, wins: t.win, draws: t.draw, losses: t.loss });
+            let cfg = MatchConfig { games: job.match_games, seed: job.seed ^ w[1].0, opening_plies: job.opening_plies.max(2), shard };
+            matches.push((w[1].0, w[0].0, arena::play_match(&job.variant, &spec(&w[1].1), &spec(&w[0].1), &cfg, on_game)?));
         }
+    }
+    Ok(LadderGames { checkpoints, matches })
+}
+
+/// The ladder of a whole run's games: each checkpoint's side rates, the matches' W-D-L and,
+/// when `elo` (the ladder plays matches), the joint Elo fit.
+///
+/// # Errors
+/// A joint Elo fit that fails ([`LadderError::Fit`]).
+pub fn sum_up(variant: Arc<Variant>, run_dir: &str, agent: &str, seed: u64, elo: bool, games: LadderGames) -> Result<Ladder, LadderError> {
+    let mut rows = Vec::new();
+    for (g, spec, record, results) in &games.checkpoints {
+        let mut row = BalanceRow::from_games(&variant, &[], spec, seed, results);
+        row.provenance = Some(record.clone());
+        rows.push(LadderRow { generation: *g, elo: 0.0, elo_low: 0.0, elo_high: 0.0, balance: row });
+    }
+    let mut matches = Vec::new();
+    for (a, b, results) in &games.matches {
+        let t = MatchSummary::from_games(results).a_total();
+        matches.push(LadderMatch { a: *a, b: *b, wins: t.win, draws: t.draw, losses: t.loss });
+    }
+    if elo {
         fit(&mut rows, &matches)?;
     }
     let human = rows.first().and_then(|r| r.balance.human.clone());
-    Ok(Ladder { variant: job.variant.name.clone(), run_dir: job.run_dir.display().to_string(), agent: job.agent.to_string(), rows, matches, human })
+    Ok(Ladder { variant: variant.name.clone(), run_dir: run_dir.to_string(), agent: agent.to_string(), rows, matches, human })
+}
+
+/// A shard's share of a ladder, as `ladder-shard.json` keeps it: the ladder's settings and
+/// the shard's games of every self-play and match.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LadderShard {
+    pub shard: Shard,
+    /// The variant as TOML.
+    pub variant_toml: String,
+    pub run_dir: String,
+    /// The spec each checkpoint plays with (without its model).
+    pub agent: String,
+    /// Self-play games per checkpoint and games per match, in the whole ladder.
+    pub games: usize,
+    pub match_games: usize,
+    pub seed: u64,
+    pub opening_plies: u32,
+    pub checkpoints: Vec<CheckpointShard>,
+    pub matches: Vec<MatchShard>,
+}
+
+/// One checkpoint's self-play in a [`LadderShard`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckpointShard {
+    pub generation: u64,
+    /// Its agent's spec (canonical text, with its model).
+    pub agent: String,
+    pub provenance: AgentRecord,
+    pub results: Vec<GameRecord>,
+}
+
+/// One match between neighbours in a [`LadderShard`]: generation `a` (A) against `b`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MatchShard {
+    pub a: u64,
+    pub b: u64,
+    pub results: Vec<GameRecord>,
+}
+
+/// The file a ladder shard writes into its output folder.
+pub const SHARD_FILE: &str = "ladder-shard.json";
+
+impl LadderShard {
+    /// The shard's record of a ladder's games.
+    pub fn new(shard: Shard, job: &LadderJob<'_>, games: &LadderGames) -> LadderShard {
+        let records = |g: &[GameResult]| g.iter().map(GameRecord::of).collect();
+        LadderShard {
+            shard,
+            variant_toml: job.variant.to_toml(),
+            run_dir: job.run_dir.display().to_string(),
+            agent: job.agent.to_string(),
+            games: job.games,
+            match_games: job.match_games,
+            seed: job.seed,
+            opening_plies: job.opening_plies,
+            checkpoints: games
+                .checkpoints
+                .iter()
+                .map(|(generation, spec, record, results)| CheckpointShard {
+                    generation: *generation,
+                    agent: spec.to_string(),
+                    provenance: record.clone(),
+                    results: records(results),
+                })
+                .collect(),
+            matches: games.matches.iter().map(|(a, b, results)| MatchShard { a: *a, b: *b, results: records(results) }).collect(),
+        }
+    }
+
+    /// Everything but the shard and its games: what every shard of one ladder shares.
+    fn settings(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("serializes");
+        v.as_object_mut().expect("an object").remove("shard");
+        for key in ["checkpoints", "matches"] {
+            for x in v[key].as_array_mut().expect("a list") {
+                x.as_object_mut().expect("an object").remove("results");
+            }
+        }
+        v
+    }
+}
+
+/// Why shards of a ladder do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    #[error(transparent)]
+    Ladder(#[from] LadderError),
+}
+
+/// A whole ladder put back together from its shards' files (`source`, contents), as
+/// [`measure`] returns it for one whole run.
+///
+/// # Errors
+/// Shards of different settings, a shard given twice or missing, a variant, agent or game
+/// that does not read back, a self-play or match without exactly its shard's games (one line
+/// naming the file), or a joint Elo fit that fails.
+pub fn merge(parts: &[(String, LadderShard)]) -> Result<Ladder, MergeError> {
+    let settings: Vec<serde_json::Value> = parts.iter().map(|(_, p)| p.settings()).collect();
+    let order = shard::check_parts(&parts.iter().zip(&settings).map(|((source, p), v)| Part { source, shard: p.shard, settings: v }).collect::<Vec<_>>())?;
+    let (first_source, first) = &parts[order[0]];
+    let bad = |file: &str, message: String| ShardError::Read { file: file.to_string(), message };
+    let variant = Arc::new(Variant::from_toml_str(&first.variant_toml, "variant_toml").map_err(|e| bad(first_source, e.to_string()))?);
+    // The games of list `n` of each shard (checkpoint n, or match n), put back together.
+    let merged = |what: String, total: usize, pick: &dyn Fn(&LadderShard) -> &[GameRecord]| -> Result<Vec<GameResult>, ShardError> {
+        let mut games = Vec::new();
+        for &k in &order {
+            let (source, p) = &parts[k];
+            let results = pick(p).iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| bad(source, e))?;
+            games.push((source.as_str(), p.shard, results));
+        }
+        shard::merge_games(total, &what, games)
+    };
+    let mut games = LadderGames { checkpoints: Vec::new(), matches: Vec::new() };
+    for (n, c) in first.checkpoints.iter().enumerate() {
+        let spec: AgentSpec = c.agent.parse().map_err(|e: AgentError| bad(first_source, e.to_string()))?;
+        let results = merged(format!("generation {}'s self-play", c.generation), first.games, &|p| &p.checkpoints[n].results)?;
+        games.checkpoints.push((c.generation, spec, c.provenance.clone(), results));
+    }
+    for (n, m) in first.matches.iter().enumerate() {
+        let results = merged(format!("match {} vs {}", m.a, m.b), first.match_games, &|p| &p.matches[n].results)?;
+        games.matches.push((m.a, m.b, results));
+    }
+    Ok(sum_up(variant, &first.run_dir, &first.agent, first.seed, first.match_games > 0, games)?)
 }
 
 /// Fills each row's Elo from [`ratings`].

@@ -14,10 +14,15 @@
 //! played again, and the run says why.
 //! `tournament.json` and `tournament.md` are rewritten after every pairing (marked incomplete
 //! until the last).
+//!
+//! A long tournament divides: with a [`Shard`], a folder plays only that shard's games of
+//! every pairing (and resumes as any folder does), and [`merge`] puts the shards' folders
+//! together into the folder one whole run would have written.
 
-use crate::arena::{self, Agent, AgentRecord, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
+use crate::arena::shard::{self, Part, Shard, ShardError};
+use crate::arena::{self, Agent, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
-use crate::rules::{Outcome, Side, Variant};
+use crate::rules::Variant;
 use crate::stats::elo::{fit_ratings, EloFit, FitError, PairResult, DEFAULT_PRIOR_DRAWS};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -33,6 +38,9 @@ pub enum TournamentError {
     /// name the folder).
     #[error("{0}")]
     Folder(String),
+    /// Shards that do not merge (the message names the file).
+    #[error(transparent)]
+    Shard(#[from] ShardError),
     /// Agent `index` of the list cannot be built, or its model files cannot be hashed.
     #[error("agent {}: {message}", index + 1)]
     Agent { index: usize, message: String },
@@ -59,6 +67,9 @@ pub struct Settings {
     pub games: usize,
     pub seed: u64,
     pub opening_plies: u32,
+    /// The shard of every pairing's games this folder plays; absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Settings {
@@ -72,27 +83,17 @@ impl Settings {
             "games"
         } else if self.seed != other.seed {
             "seed"
+        } else if self.shard != other.shard {
+            "shard"
         } else {
             "opening plies"
         }
     }
-}
 
-/// One finished game of a pairing.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GameRecord {
-    pub index: usize,
-    /// The side agent A (the pairing's first agent) played.
-    pub a_side: Side,
-    /// The result by the rules; null when an external engine's fault ended the game.
-    pub outcome: Option<Outcome>,
-    /// That fault (a forfeit, scored as a loss, or a rules disagreement, not scored).
-    #[serde(default)]
-    pub fault: Value,
-    /// How the game ended, in words.
-    pub ending: String,
-    pub plies: usize,
-    pub moves: String,
+    /// Every pairing's match: its games, seed and openings, and the shard.
+    pub fn match_config(&self) -> MatchConfig {
+        MatchConfig { games: self.games, seed: self.seed, opening_plies: self.opening_plies, shard: self.shard }
+    }
 }
 
 /// A finished pairing, as saved in `pairings/I-J.json`: agent `i` (A) against agent `j` (B),
@@ -116,6 +117,7 @@ pub struct PairingRecord {
     /// before they were recorded).
     #[serde(default)]
     pub provenance: Option<PairProvenance>,
+    /// Every game (with a shard, the shard's games), in order.
     pub results: Vec<GameRecord>,
 }
 
@@ -215,8 +217,12 @@ fn load_pairing(path: &Path, settings: &Settings, records: &[AgentRecord], i: us
         Err(e) => return Err(file_error(path, e)),
     };
     let r: PairingRecord = serde_json::from_str(&text).map_err(|e| file_error(path, format!("not a pairing result ({e}); delete it to replay the pairing")))?;
-    let fits =
-        r.i == i && r.j == j && r.a == settings.agents[i] && r.b == settings.agents[j] && r.results.len() == settings.games && r.a_total().games() == r.games;
+    let fits = r.i == i
+        && r.j == j
+        && r.a == settings.agents[i]
+        && r.b == settings.agents[j]
+        && r.results.iter().map(|g| g.index).eq(settings.match_config().indices())
+        && r.a_total().games() == r.games;
     if !fits {
         return Err(file_error(
             path,
@@ -242,7 +248,7 @@ fn load_pairing(path: &Path, settings: &Settings, records: &[AgentRecord], i: us
     Ok(Saved::Keep(r))
 }
 
-fn record(i: usize, j: usize, a: &AgentSpec, b: &AgentSpec, provenance: PairProvenance, games: &[GameResult]) -> PairingRecord {
+fn record(i: usize, j: usize, a: &str, b: &str, provenance: PairProvenance, games: &[GameResult]) -> PairingRecord {
     let s = MatchSummary::from_games(games);
     PairingRecord {
         i,
@@ -256,18 +262,7 @@ fn record(i: usize, j: usize, a: &AgentSpec, b: &AgentSpec, provenance: PairProv
         mean_plies: s.mean_plies,
         summary: serde_json::to_value(&s).expect("serializes"),
         provenance: Some(provenance),
-        results: games
-            .iter()
-            .map(|g| GameRecord {
-                index: g.index,
-                a_side: g.a_side,
-                outcome: g.outcome,
-                fault: serde_json::to_value(&g.fault).expect("serializes"),
-                ending: g.ending().to_string(),
-                plies: g.moves.len(),
-                moves: g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(" "),
-            })
-            .collect(),
+        results: games.iter().map(GameRecord::of).collect(),
     }
 }
 
@@ -345,7 +340,7 @@ fn tournament_json(settings: &Settings, records: &[AgentRecord], done: &[Pairing
         .collect();
     let crosstable: Vec<Vec<Value>> =
         (0..n).map(|r| (0..n).map(|c| if r == c || st.games[r][c] == 0 { Value::Null } else { json!(st.points[r][c]) }).collect()).collect();
-    json!({
+    let mut v = json!({
         "variant": settings.variant,
         "agents": settings.agents,
         "provenance": records,
@@ -371,7 +366,11 @@ fn tournament_json(settings: &Settings, records: &[AgentRecord], done: &[Pairing
             "log_likelihood": st.fit.log_likelihood,
             "covariance": st.fit.covariance,
         },
-    })
+    });
+    if let Some(shard) = settings.shard {
+        v["shard"] = json!(shard);
+    }
+    v
 }
 
 fn tournament_md(settings: &Settings, records: &[AgentRecord], done: &[PairingRecord], st: &Standings, total_pairings: usize) -> String {
@@ -382,6 +381,13 @@ fn tournament_md(settings: &Settings, records: &[AgentRecord], done: &[PairingRe
          swapped; the same openings in every pairing), seed {}. ",
         settings.games, settings.opening_plies, settings.seed
     );
+    if let Some(shard) = settings.shard {
+        s += &format!(
+            "**Shard {shard}:** only this shard's games of each pairing (the pairs of games p with p mod {} = {}); \
+             `tournament --merge` puts the shards' folders together. ",
+            shard.count, shard.index
+        );
+    }
     if done.len() == total_pairings {
         s += &format!("All {total_pairings} pairings played.\n\n");
     } else {
@@ -499,7 +505,15 @@ impl Tournament {
     /// # Errors
     /// The folder cannot be made or holds another tournament ([`TournamentError::Folder`]),
     /// or `settings.json` cannot be read or written.
-    pub fn open(out: &Path, variant: Arc<Variant>, specs: Vec<AgentSpec>, games: usize, seed: u64, opening_plies: u32) -> Result<Tournament, TournamentError> {
+    pub fn open(
+        out: &Path,
+        variant: Arc<Variant>,
+        specs: Vec<AgentSpec>,
+        games: usize,
+        seed: u64,
+        opening_plies: u32,
+        shard: Option<Shard>,
+    ) -> Result<Tournament, TournamentError> {
         let settings = Settings {
             variant: variant.name.clone(),
             variant_toml: variant.to_toml(),
@@ -507,6 +521,7 @@ impl Tournament {
             games,
             seed,
             opening_plies,
+            shard,
         };
         std::fs::create_dir_all(out.join("pairings")).map_err(|e| TournamentError::Folder(e.to_string()))?;
         check_settings(out, &settings)?;
@@ -557,7 +572,7 @@ impl Tournament {
             }
         }
         on_event(Event::Start { resumed })?;
-        let cfg = MatchConfig { games: self.settings.games, seed: self.settings.seed, opening_plies: self.settings.opening_plies };
+        let cfg = self.settings.match_config();
         let mut st = None;
         for (i, j) in todo.iter().copied() {
             on_event(Event::Pairing { a: &labels[i], b: &labels[j] })?;
@@ -567,7 +582,7 @@ impl Tournament {
                 records[k].check_unchanged(&specs[k]).map_err(|e| TournamentError::Run(format!("{} vs {}: {}: {e}", labels[i], labels[j], labels[k])))?;
             }
             let provenance = PairProvenance { a: records[i].clone(), b: records[j].clone() };
-            let r = record(i, j, &specs[i], &specs[j], provenance, &games);
+            let r = record(i, j, &labels[i], &labels[j], provenance, &games);
             write_json(&pairing_path(out, i, j), &r)?;
             on_event(Event::Played(&r))?;
             done.push(r);
@@ -581,6 +596,98 @@ impl Tournament {
     }
 }
 
+/// What [`merge`] did.
+pub struct Merged {
+    pub settings: Settings,
+    pub standings: Standings,
+    pub pairings: usize,
+    pub shards: usize,
+}
+
+/// Puts the folders of a tournament's shards (`shards`, each written with the same settings
+/// and a different [`Shard`] of the same count) together into `out`, as one whole run writes
+/// it: `settings.json` without a shard, every `pairings/I-J.json` with all its games, and
+/// `tournament.json` and `tournament.md`. Every shard must have finished (every pairing file
+/// there) with the same model files. A rerun of the whole command into `out` then finds every
+/// pairing played.
+///
+/// # Errors
+/// A shard folder that cannot be read or is not a shard's, shards of different settings, a
+/// shard given twice or missing, an unfinished shard, a pairing whose games or model files
+/// do not fit ([`TournamentError::Shard`], [`TournamentError::Run`], naming the file); `out`
+/// holding another tournament ([`TournamentError::Folder`]); a file that cannot be written or
+/// a failed rating fit.
+pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, TournamentError> {
+    let mut parts = Vec::new();
+    for dir in shards {
+        let path = dir.join("settings.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path, e))?;
+        let s: Settings = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a tournament's settings ({e})")))?;
+        let Some(shard) = s.shard else {
+            return Err(ShardError::NotShard { file: path.display().to_string(), why: "its settings name no shard".into() }.into());
+        };
+        let whole = Settings { shard: None, ..s };
+        let value = serde_json::to_value(&whole).expect("serializes");
+        parts.push((dir.display().to_string(), shard, whole, value));
+    }
+    let order = shard::check_parts(&parts.iter().map(|(source, shard, _, v)| Part { source, shard: *shard, settings: v }).collect::<Vec<_>>())?;
+    let settings = parts[0].2.clone();
+    let variant = Variant::from_toml_str(&settings.variant_toml, "settings.json").map_err(|e| file_error(&shards[0].join("settings.json"), e))?;
+    let n = settings.agents.len();
+    let mut done: Vec<PairingRecord> = Vec::new();
+    let mut records: Vec<Option<AgentRecord>> = vec![None; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let mut games = Vec::new();
+            let mut provenance: Option<(PairProvenance, PathBuf)> = None;
+            for &k in &order {
+                let (source, shard) = (&parts[k].0, parts[k].1);
+                let path = pairing_path(&shards[k], i, j);
+                let text = match std::fs::read_to_string(&path) {
+                    Ok(t) => t,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(file_error(&path, "missing: the shard has not finished (rerun its command to resume it)"));
+                    }
+                    Err(e) => return Err(file_error(&path, e)),
+                };
+                let r: PairingRecord = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a pairing result ({e})")))?;
+                if (r.i, r.j, &r.a, &r.b) != (i, j, &settings.agents[i], &settings.agents[j]) {
+                    return Err(file_error(&path, format!("is not pairing {} vs {}", settings.agents[i], settings.agents[j])));
+                }
+                let p = r.provenance.ok_or_else(|| file_error(&path, "records no model hashes"))?;
+                match &provenance {
+                    None => provenance = Some((p, path.clone())),
+                    Some((first, first_path)) if *first != p => {
+                        return Err(ShardError::Mismatch {
+                            file: path.display().to_string(),
+                            first: first_path.display().to_string(),
+                            what: "agents' model files (provenance)".into(),
+                        }
+                        .into());
+                    }
+                    Some(_) => {}
+                }
+                let results = r.results.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| file_error(&path, e))?;
+                games.push((source.as_str(), shard, results));
+            }
+            let what = format!("pairing {}-{}", i + 1, j + 1);
+            let games = shard::merge_games(settings.games, &what, games)?;
+            let (provenance, _) = provenance.expect("at least one shard");
+            records[i].get_or_insert_with(|| provenance.a.clone());
+            records[j].get_or_insert_with(|| provenance.b.clone());
+            done.push(record(i, j, &settings.agents[i], &settings.agents[j], provenance, &games));
+        }
+    }
+    let records: Vec<AgentRecord> = records.into_iter().map(|r| r.expect("every agent plays a pairing")).collect();
+    std::fs::create_dir_all(out.join("pairings")).map_err(|e| TournamentError::Folder(e.to_string()))?;
+    check_settings(out, &settings)?;
+    for r in &done {
+        write_json(&pairing_path(out, r.i, r.j), r)?;
+    }
+    let standings = write_outputs(out, &settings, &records, &done, done.len())?;
+    Ok(Merged { pairings: done.len(), shards: shards.len(), settings, standings })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,7 +695,7 @@ mod tests {
     fn random_field(out: &Path, seed: u64) -> Result<Tournament, TournamentError> {
         let variant = Arc::new(Variant::from_spec("brandubh").unwrap());
         let specs = vec!["random".parse::<AgentSpec>().unwrap(), "mcts:sims=2".parse().unwrap(), "mcts:sims=3".parse().unwrap()];
-        Tournament::open(out, variant, specs, 2, seed, 2)
+        Tournament::open(out, variant, specs, 2, seed, 2, None)
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod transport;
 use crate::protocol;
 use crate::rules::notation::position_string;
 use crate::rules::{Move, Position, Side, Variant};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -84,7 +84,7 @@ impl ExternalSpec {
 }
 
 /// Why a game ended without a result from the rules.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fault {
     /// `side` lost by forfeit.

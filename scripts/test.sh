@@ -4,7 +4,8 @@
 # and runs the rest of the suite in release mode (one build shared with the main job), with
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
 # tests that play against it, and headless Chromium once with apt-get (scripts/browser.sh) for the
-# viewer's browser tests. `cargo fmt --check` and the rules crate's layer check run first,
+# viewer's browser tests. The Kubernetes manifests' schema check (scripts/k8s-check.sh),
+# `cargo fmt --check` and the rules crate's layer check run first,
 # `cargo clippy --workspace --all-targets -- -D warnings` once LibTorch is there.
 #
 # Two things overlap, because most of their time is waiting, not computing:
@@ -16,7 +17,7 @@
 #
 # A test that needs something from outside the repository that is missing here (the peers or
 # data folder beside it, Java, Chromium, hnefatafl-copenhagen's engine when its install
-# failed) is skipped with one line saying why (tests/common/needs.rs); the script ends by
+# failed; likewise the manifest check when its validator cannot be installed) is skipped with one line saying why (tests/common/needs.rs); the script ends by
 # listing those lines and their count. Under CI=true nothing is skipped: a missing peer, or an
 # install that fails, fails the run.
 # Extra arguments go to one `cargo test --release --workspace` instead (e.g. `--test cli`).
@@ -62,6 +63,9 @@ wait_for() {
 ( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
+# The Kubernetes manifests against the schemas (seconds; scripts/k8s-check.sh, which installs
+# its validator once and skips with one line where it cannot, failing under CI=true).
+scripts/k8s-check.sh || { echo "scripts/test.sh: a Kubernetes manifest is invalid (scripts/k8s-check.sh, above)" >&2; exit 1; }
 # Habits first, as they take seconds: the formatting (rustfmt.toml) and the rules crate's
 # one-way layers. Clippy (warnings are errors) runs once LibTorch is set up, below.
 cargo fmt --all -- --check || { echo "scripts/test.sh: cargo fmt --check failed: run cargo fmt --all" >&2; exit 1; }

@@ -37,8 +37,10 @@ fn export_writes_the_contract_and_fixtures_that_torchscript_reproduces() {
     let p = 4 * 6 * 49;
     assert_eq!(meta["output"]["policy"]["length"], p);
     assert_eq!(meta["output"]["wdl"]["offset"], p);
-    assert_eq!(meta["input"]["planes"].as_array().unwrap().len(), 10);
-    assert_eq!(meta["input"]["shape"][1], 10);
+    // A new model encodes with the newest input planes.
+    let planes = tafl_lab::nn::encoding::Encoding::NEWEST.planes();
+    assert_eq!(meta["input"]["planes"].as_array().unwrap().len(), planes);
+    assert_eq!(meta["input"]["shape"][1], planes);
     assert_eq!(meta["variant"], "brandubh");
     assert!(meta["rules_opentafl"].as_str().unwrap().starts_with("dim:7"));
     let sha = format!("{:x}", Sha256::digest(std::fs::read(out.join("weights.safetensors")).unwrap()));
@@ -55,7 +57,7 @@ fn export_writes_the_contract_and_fixtures_that_torchscript_reproduces() {
     let fixtures = tch::Tensor::read_safetensors(out.join("fixtures.safetensors")).unwrap();
     let get = |name: &str| fixtures.iter().find(|(k, _)| k == name).unwrap().1.shallow_clone();
     let (x, y) = (get("input"), get("output"));
-    assert_eq!(x.size(), vec![8, 10, 7, 7]);
+    assert_eq!(x.size(), vec![8, planes as i64, 7, 7]);
     assert_eq!(y.size(), vec![8, p as i64 + 3]);
     let module = tch::CModule::load(out.join("model.pt")).unwrap();
     let got = tch::no_grad(|| module.forward_ts(&[x])).unwrap();

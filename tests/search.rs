@@ -55,20 +55,7 @@ fn solver_takes_an_immediate_escape() {
 #[test]
 fn solver_blocks_a_one_move_escape() {
     // The king on c1 threatens c1-a1; only b4-b1 stops it.
-    let v = variant("brandubh");
-    let p = board(
-        &v,
-        "
-        . . . . . . .
-        . . . . . . .
-        . . . a . . .
-        . a . + . . a
-        . . . . . . .
-        . . . d . . .
-        . . k . a . .",
-        Side::Attackers,
-    );
-    let block = mv(&p, "b4-b1");
+    let (p, block) = one_blocking_move();
     // Every other attacker move lets the king escape at once.
     for m in p.legal_moves() {
         let mut q = p.clone();
@@ -90,19 +77,7 @@ fn solver_blocks_a_one_move_escape() {
 fn solver_finds_a_forced_escape_in_two() {
     // The king on the throne can reach an empty edge file or rank, threatening two corners at
     // once; one attacker move cannot cover both.
-    let v = variant("brandubh");
-    let p = board(
-        &v,
-        "
-        . . . . . . .
-        . . . . . . a
-        . . . . . . .
-        . . . k . . .
-        . . . . . . .
-        . a . . . . .
-        . . . . . . .",
-        Side::Defenders,
-    );
+    let p = fork();
     assert!(immediate_wins(&p).is_empty(), "no escape in one");
     let mut s = Search::new(p.clone(), cfg(4000), 4);
     let r = s.run(&mut UniformEvaluator::new());
@@ -644,8 +619,25 @@ fn abandoned_selfplay_leaves_no_batch_in_flight() {
     assert_eq!(p.games, 0);
 }
 
-/// The position of `solver_blocks_a_one_move_escape`: the king on c1 threatens c1-a1 and
-/// only b4-b1 stops it.
+/// The king on the throne can reach an empty edge file or rank, threatening two corners at
+/// once; one attacker move cannot cover both (defenders to move).
+fn fork() -> Position {
+    let v = variant("brandubh");
+    board(
+        &v,
+        "
+        . . . . . . .
+        . . . . . . a
+        . . . . . . .
+        . . . k . . .
+        . . . . . . .
+        . a . . . . .
+        . . . . . . .",
+        Side::Defenders,
+    )
+}
+
+/// The king on c1 threatens c1-a1 and only b4-b1 stops it (attackers to move).
 fn one_blocking_move() -> (Position, Move) {
     let v = variant("brandubh");
     let p = board(
@@ -685,19 +677,7 @@ fn escape_probe_proves_unblocking_moves_lost_at_expansion() {
 #[test]
 fn escape_probe_proves_an_unstoppable_threat_with_fewer_simulations() {
     // The fork of `solver_finds_a_forced_escape_in_two`, both ways.
-    let v = variant("brandubh");
-    let p = board(
-        &v,
-        "
-        . . . . . . .
-        . . . . . . a
-        . . . . . . .
-        . . . k . . .
-        . . . . . . .
-        . a . . . . .
-        . . . . . . .",
-        Side::Defenders,
-    );
+    let p = fork();
     let sims = |probe: bool| {
         let mut s = Search::new(p.clone(), SearchConfig { escape_probe: probe, ..cfg(4000) }, 4);
         let r = s.run(&mut UniformEvaluator::new());

@@ -3,13 +3,14 @@
 # must build and pass without it); then installs LibTorch once (see scripts/env.sh) and builds
 # and runs the rest of the suite in release mode (one build shared with the main job), with
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
-# tests that play against it, and headless Chromium once with apt-get (scripts/browser.sh) for the
-# viewer's browser tests. The Kubernetes manifests' schema check (scripts/k8s-check.sh),
+# tests that play against it, headless Chromium once with apt-get (scripts/browser.sh) for the
+# viewer's browser tests, and Debian's Slurm once (scripts/slurm-local.sh install) for the job
+# scripts' test on a real one-node Slurm (tests/slurm.rs). The Kubernetes manifests' schema check (scripts/k8s-check.sh),
 # `cargo fmt --check` and the rules crate's layer check run first,
 # `cargo clippy --workspace --all-targets -- -D warnings` once LibTorch is there.
 #
 # Two things overlap, because most of their time is waiting, not computing:
-# - the downloads (LibTorch from PyPI, Chromium from Debian) run in the background while the
+# - the downloads (LibTorch from PyPI, Chromium and Slurm from Debian) run in the background while the
 #   rules crate and hnefatafl-copenhagen's engine compile;
 # - the OpenTafl games (tests/opentafl.rs: five games one after another, each mostly waiting
 #   on OpenTafl's clock and JVM start-up) run beside the rest of the suite.
@@ -63,6 +64,9 @@ wait_for() {
 ( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
+# Debian's Slurm and munge for tests/slurm.rs, once Chromium's apt-get is done (one apt-get at
+# a time). Where it cannot install (not root, no network) the test says so in one line.
+( while kill -0 $browser 2> /dev/null; do sleep 1; done; scripts/slurm-local.sh install ) > "$logs/slurm.log" 2>&1 & slurm=$!
 # The Kubernetes manifests against the schemas (seconds; scripts/k8s-check.sh, which installs
 # its validator once and skips with one line where it cannot, failing under CI=true).
 scripts/k8s-check.sh || { echo "scripts/test.sh: a Kubernetes manifest is invalid (scripts/k8s-check.sh, above)" >&2; exit 1; }
@@ -74,7 +78,8 @@ env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules -p ta
 source scripts/peers.sh
 wait_for $venv "the LibTorch setup (scripts/env.sh)" "$logs/venv.log"
 wait_for $browser "the Chromium setup (scripts/browser.sh)" "$logs/browser.log"
-cat "$logs/venv.log" "$logs/browser.log" >&2
+wait $slurm || echo "scripts/test.sh: scripts/slurm-local.sh install failed; tests/slurm.rs says what is missing" >&2
+cat "$logs/venv.log" "$logs/browser.log" "$logs/slurm.log" >&2
 source scripts/env.sh
 TAFL_LAB_CHROMIUM=$(cat "$logs/chromium")
 if [[ -n $TAFL_LAB_CHROMIUM ]]; then export TAFL_LAB_CHROMIUM; else unset TAFL_LAB_CHROMIUM; fi

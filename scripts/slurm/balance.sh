@@ -9,7 +9,7 @@
 # Task I of a job array runs `tafl-lab balance BALANCE_ARGS --shard I/N --out OUT/shards/I`;
 # a merge job that waits for every task (afterok) writes the whole run's files into OUT
 # (balance.json, balance.csv, report.md, plots, pages; or ladder.json, ladder.md, plots).
-# BALANCE_ARGS hold no --out or --shard.
+# BALANCE_ARGS hold no --out, --shard or --quiet (the script adds them).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: scripts/slurm/balance.sh N OUT BALANCE_ARGS..." >&2; exit 1; }
 source "$(dirname "$0")/common.sh"

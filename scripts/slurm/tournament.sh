@@ -8,7 +8,7 @@
 # folder OUT/shards/I (a task that is killed or requeued resumes its folder, as does running
 # this script again with the same arguments); a merge job that waits for every task
 # (afterok) writes the whole tournament into OUT (settings.json, pairings/, tournament.json,
-# tournament.md). TOURNAMENT_ARGS hold no --out or --shard.
+# tournament.md). TOURNAMENT_ARGS hold no --out, --shard or --quiet (the script adds them).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: scripts/slurm/tournament.sh N OUT TOURNAMENT_ARGS..." >&2; exit 1; }
 source "$(dirname "$0")/common.sh"

@@ -166,6 +166,10 @@ pub struct RunState {
     pub generation: u64,
     pub wall_seconds: f64,
     pub selfplay_games: u64,
+    /// The trainer stopped because its budget is spent: self-play workers see it and stop
+    /// too. A trainer that resumes clears it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub finished: bool,
 }
 
 /// The config a run in `dir` trains with: the saved one when resuming (the command line's

@@ -99,6 +99,12 @@ impl Trainer {
                 create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
             }
         };
+        let mut state = state;
+        if state.finished {
+            // Workers started from now on must not stop at once.
+            state.finished = false;
+            rd.save_state(&state)?;
+        }
         for p in rd.remove_stale_temp_files()? {
             reporter.line(&format!("removed {}, left by a killed process", p.display()));
         }
@@ -147,10 +153,12 @@ impl Trainer {
             let elapsed = base_wall + started.elapsed().as_secs_f64();
             if self.cfg.budget.generations > 0 && self.state.generation >= self.cfg.budget.generations {
                 reporter.line(&format!("stopping: generation {} reached", self.state.generation));
+                self.finish()?;
                 break;
             }
             if self.cfg.budget.minutes > 0.0 && elapsed + last_generation_secs > self.cfg.budget.minutes * 60.0 {
                 reporter.line(&format!("stopping: the {} minute budget would be exceeded", self.cfg.budget.minutes));
+                self.finish()?;
                 break;
             }
             let t = Instant::now();
@@ -160,13 +168,19 @@ impl Trainer {
                 // The budget ran out while waiting for workers: nothing of the generation is
                 // kept but its shards; the time spent counts.
                 self.state.wall_seconds = clock();
-                self.rd.save_state(&self.state)?;
+                self.finish()?;
                 break;
             };
             reporter.line(&line);
             last_generation_secs = t.elapsed().as_secs_f64();
         }
         Ok(())
+    }
+
+    /// Marks the run's budget spent in its state, which tells self-play workers to stop.
+    fn finish(&mut self) -> Result<(), TrainError> {
+        self.state.finished = true;
+        self.rd.save_state(&self.state)
     }
 
     /// Plays, trains, saves and evaluates the next generation, appends its metrics line and

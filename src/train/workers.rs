@@ -194,9 +194,34 @@ fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &s
 /// How often a trainer waiting for workers repeats what it waits for.
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(60);
 
+/// How long a worker started before its run waits for the trainer to create it.
+const RUN_CREATION_WAIT: Duration = Duration::from_secs(600);
+
+/// Waits until the run in `rd` exists (its state, written last when a run is created), so that
+/// workers may be started, or queued, together with their trainer.
+fn wait_for_run(rd: &RunDir, writer: &str, reporter: &dyn Reporter) -> Result<(), TrainError> {
+    let started = Instant::now();
+    let mut said = false;
+    while !rd.state().exists() {
+        if started.elapsed() > RUN_CREATION_WAIT {
+            return Err(TrainError::argument(
+                format!("--run-dir {}", rd.root.display()),
+                format!("no run there after {} s of waiting (start `tafl-lab train` on it)", RUN_CREATION_WAIT.as_secs()),
+            ));
+        }
+        if !said {
+            reporter.line(&format!("worker {writer}: waiting for a trainer to create the run in {}", rd.root.display()));
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    Ok(())
+}
+
 /// A self-play worker: plays games with the newest model of the run in `dir` and writes
 /// shards, reloading the model when a newer one appears, until `max_games` (0 = forever) or
-/// `minutes` (0 = no limit). Its `k`-th game with model `g` is seeded from the run seed, the
+/// `minutes` (0 = no limit), or until the trainer has spent its budget (the run's state says
+/// `finished`; checked before each shard). Its `k`-th game with model `g` is seeded from the run seed, the
 /// writer name (which holds the process id), `g` and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
     if !(minutes.is_finite() && minutes >= 0.0) {
@@ -205,6 +230,7 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let writer = format!("{name}-{}", std::process::id());
     shard::check_writer(&writer).map_err(|e| TrainError::argument(format!("--name {name:?}"), e))?;
     let rd = RunDir::new(dir);
+    wait_for_run(&rd, &writer, reporter)?;
     let cfg = rd.load_config()?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
     let device = parse_device(&cfg.device)?;
@@ -217,6 +243,10 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let mut slot_generation = None;
     reporter.line(&format!("worker {writer}: self-play for {} in {}", variant.name, dir.display()));
     while (max_games == 0 || played < max_games) && (minutes <= 0.0 || started.elapsed().as_secs_f64() < minutes * 60.0) {
+        if rd.load_state()?.is_some_and(|s| s.finished) {
+            reporter.line(&format!("worker {writer}: the trainer has spent its budget; stopping"));
+            break;
+        }
         let generation = rd.latest_generation()?;
         if slot_generation != Some(generation) {
             (slot, slot_generation) = (0, Some(generation));

@@ -30,6 +30,10 @@ pub enum Need {
     /// A headless Chromium: `TAFL_LAB_CHROMIUM` (set by scripts/browser.sh), else `chromium` or
     /// `chromium-browser` on the PATH.
     Chromium,
+    /// A one-node Slurm that scripts/slurm-local.sh can start: root, and Debian's slurmctld,
+    /// slurmd, slurm-client and munge (installed by `scripts/slurm-local.sh install`, which
+    /// scripts/test.sh runs). The path is the script's.
+    Slurm,
 }
 
 impl Need {
@@ -39,6 +43,7 @@ impl Need {
             Need::Data => "the data folder",
             Need::HtpEngine => "hnefatafl-text-protocol",
             Need::Chromium => "Chromium",
+            Need::Slurm => "a one-node Slurm",
         }
     }
 }
@@ -109,6 +114,18 @@ pub fn locate(what: Need) -> Result<PathBuf, String> {
             } else {
                 Err(format!("{} is missing (scripts/peers.sh installs it from crates.io)", p.display()))
             }
+        }
+        Need::Slurm => {
+            if !is_root() {
+                return Err("scripts/slurm-local.sh runs slurmd, which must be root".into());
+            }
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            for program in ["munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol"] {
+                if !std::env::split_paths(&path).any(|d| d.join(program).is_file()) {
+                    return Err(format!("`{program}` is not on the PATH (scripts/slurm-local.sh install puts it there with apt-get)"));
+                }
+            }
+            Ok(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh"))
         }
         Need::Chromium => {
             if let Some(p) = std::env::var_os("TAFL_LAB_CHROMIUM").filter(|p| !p.is_empty()) {

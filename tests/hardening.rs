@@ -122,6 +122,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "gumbel:model=m,precision=fp32",
         "az:model=m,time=1.5",
         "mcts:time=0.25,sims=10",
+        "az:model=m,probe=0",
+        "az:model=m,probe=2",
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
@@ -149,6 +151,16 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Bf16, "az:model=m,sims=200,precision=bf16"));
     let e = "az:model=m,precision=fp16".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("precision") && e.contains("fp16") && e.contains("auto, fp32 or bf16"), "{e}");
+    // The probes: 1 (the escape probe) is the default, 2 adds the fork probe, 0 neither.
+    for (t, escape, fork) in
+        [("az:model=m", true, false), ("az:model=m,probe=1", true, false), ("az:model=m,probe=2", true, true), ("az:model=m,probe=0", false, false)]
+    {
+        let cfg = t.parse::<AgentSpec>().unwrap().search_config().unwrap();
+        assert_eq!((cfg.escape_probe, cfg.fork_probe), (escape, fork), "{t}");
+    }
+    assert_eq!("az:model=m,probe=1".parse::<AgentSpec>().unwrap().canonical(), "az:model=m,sims=200");
+    let e = "az:model=m,probe=3".parse::<AgentSpec>().unwrap_err().to_string();
+    assert!(e.contains("probe") && e.contains("0, 1 or 2"), "{e}");
     // A think time is for searches that can use any number of simulations.
     for (t, says) in [("mcts:time=0", "positive number of seconds"), ("az:model=m,time=x", "positive number"), ("gumbel:model=m,time=1", "az and mcts")] {
         let e = t.parse::<AgentSpec>().unwrap_err().to_string();

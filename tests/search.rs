@@ -735,3 +735,111 @@ fn a_search_moved_into_a_probe_proven_position_finds_the_escape() {
     assert_eq!(r.best, Some(mv(s.position(), "c1-a1")));
     assert_eq!(r.proof, Proof::Win);
 }
+
+/// The king on d6, hemmed in by its own pieces, can only go to d7 (the top edge), threatening
+/// a7 and g7 at once; each attacker can block one route, not both (attackers to move).
+fn fork_next() -> Position {
+    let v = variant("brandubh");
+    board(
+        &v,
+        "
+        . . . . . . .
+        . . d k d . .
+        . . . d . . .
+        . . . . . . .
+        . . . . . . .
+        . a . . . a .
+        . . . . . . .",
+        Side::Attackers,
+    )
+}
+
+#[test]
+fn fork_probe_proves_moves_that_allow_an_unstoppable_fork() {
+    let p = fork_next();
+    let lost = |fork: bool| -> Vec<Move> {
+        let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, fork_probe: fork, ..cfg(1) }, 1);
+        let r = s.run(&mut UniformEvaluator::new());
+        r.moves.iter().filter(|m| m.proof == Proof::Loss).map(|m| m.mv).collect()
+    };
+    let (with, without) = (lost(true), lost(false));
+    // Only the escape probe: no attacker move lets the king escape at once (it is not on an
+    // edge), so nothing is proven at the root's expansion.
+    assert!(without.is_empty(), "{without:?}");
+    // With the fork probe: a move that leaves the top edge open lets d6-d7 fork a7 and g7.
+    // Every move is checked by brute force below.
+    assert!(!with.is_empty());
+    for m in p.legal_moves() {
+        let mut q = p.clone();
+        q.make(m);
+        let forked = {
+            let mut k = q.clone();
+            k.make(mv(&k, "d6-d7"));
+            // Every attacker reply leaves a7 or g7 open to the king.
+            k.legal_moves().iter().all(|&r| {
+                let mut x = k.clone();
+                x.make(r);
+                x.outcome().is_some_and(|o| o.winner == Some(Side::Defenders))
+                    || immediate_wins(&x).iter().any(|w| w.from == x.king() && x.variant().is_escape(w.to))
+            })
+        };
+        if !with.contains(&m) {
+            assert!(!forked, "{m} allows the d7 fork but was not proven lost");
+        }
+    }
+    // Only the moves onto the top edge are not lost: the other attacker answers the fork.
+    assert_eq!(with.len(), p.legal_moves().len() - 2);
+    for m in ["b2-b7", "f2-f7"] {
+        assert!(!with.contains(&mv(&p, m)), "{m} blocks the top edge");
+    }
+}
+
+#[test]
+fn fork_probe_proofs_are_sound_on_played_positions() {
+    // Random games; at each attackers' turn every root move the fork probe proves lost is
+    // checked by brute force: the king escapes at once, or some king move leaves every
+    // attacker reply a lost game.
+    use rand::{Rng, SeedableRng};
+    let mut forks = 0;
+    for name in ["brandubh", "copenhagen", "tablut"] {
+        let v = variant(name);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        for _ in 0..6 {
+            let mut p = Position::start(v.clone());
+            while !p.is_over() && p.ply() < 120 {
+                if p.to_move() == Side::Attackers {
+                    let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, fork_probe: true, ..cfg(1) }, 1);
+                    let r = s.run(&mut UniformEvaluator::new());
+                    for m in r.moves.iter().filter(|m| m.proof == Proof::Loss) {
+                        let mut q = p.clone();
+                        q.make(m.mv);
+                        if q.outcome().is_some() {
+                            continue;
+                        }
+                        let escapes = |x: &Position| immediate_wins(x).iter().any(|w| w.from == x.king() && v.is_escape(w.to));
+                        if escapes(&q) {
+                            continue;
+                        }
+                        let mut king_moves = Vec::new();
+                        q.generate_moves_from(q.king(), &mut king_moves);
+                        let proven = king_moves.iter().any(|&k| {
+                            let mut x = q.clone();
+                            x.make(k);
+                            x.outcome().is_none()
+                                && x.legal_moves().iter().all(|&r| {
+                                    let mut y = x.clone();
+                                    y.make(r);
+                                    y.outcome().map_or_else(|| escapes(&y), |o| o.winner == Some(Side::Defenders))
+                                })
+                        });
+                        assert!(proven, "{name} ply {}: {} proven lost without a fork", p.ply(), m.mv);
+                        forks += 1;
+                    }
+                }
+                let moves = p.legal_moves();
+                p.make(moves[rng.gen_range(0..moves.len())]);
+            }
+        }
+    }
+    assert!(forks > 20, "only {forks} fork proofs met");
+}

@@ -225,10 +225,11 @@ impl FromStr for AgentSpec {
                 "cpuct" => spec.search.cpuct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
                 "probe" => {
-                    spec.search.escape_probe = match value {
-                        "1" | "true" | "yes" => true,
-                        "0" | "false" | "no" => false,
-                        _ => return Err(number("1 or 0")),
+                    (spec.search.escape_probe, spec.search.fork_probe) = match value {
+                        "2" => (true, true),
+                        "1" | "true" | "yes" => (true, false),
+                        "0" | "false" | "no" => (false, false),
+                        _ => return Err(number("0, 1 or 2")),
                     }
                 }
                 "time" => {
@@ -326,8 +327,8 @@ impl AgentSpec {
             if self.search.batch != d.batch {
                 opts.push(format!("batch={}", self.search.batch));
             }
-            if self.search.escape_probe != d.escape_probe {
-                opts.push(format!("probe={}", u8::from(self.search.escape_probe)));
+            if (self.search.escape_probe, self.search.fork_probe) != (d.escape_probe, d.fork_probe) {
+                opts.push(format!("probe={}", u8::from(self.search.escape_probe) + u8::from(self.search.fork_probe)));
             }
         }
         if let Some(device) = &self.device {

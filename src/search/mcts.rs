@@ -34,6 +34,17 @@
 //! node is proven lost. The cost is a make, a scan of the king's moves and an unmake per
 //! attacker move (docs/performance.md has the figures). Wins of the defenders other than
 //! the king reaching an escape square (an exit fort, say) are left to the ordinary solver.
+//!
+//! The fork probe (`fork_probe`, off by default) goes two plies further, to the mistake that
+//! loses most of the attackers' self-play games: a move that lets the king reach, in one
+//! move, a square from which it threatens escapes no single attacker reply can stop. For each
+//! attacker move it tries the king's moves that are not escapes themselves; after one that
+//! leaves the king a route to an escape square, every attacker reply is made, those landing
+//! on the routes or beside the king first (the only ones that can block a route or capture
+//! the king, so a failed fork is usually refuted at once). If no reply ends the game for
+//! the attackers or a draw, or leaves the king without an escape at once, the attacker move
+//! is proven lost. The check is exhaustive over the replies, hence sound under any rules;
+//! its cost falls on the (few) king moves that open a route.
 
 use super::evaluator::{EvalRequest, Evaluation, Evaluator};
 use super::tree::{Node, NodeId, Proof, Tree};
@@ -146,6 +157,9 @@ pub struct SearchConfig {
     /// node being expanded and the king has a move to an escape square, each attacker move
     /// after which the king escapes at once is proven lost without an evaluation.
     pub escape_probe: bool,
+    /// The fork probe (module documentation): also prove lost each attacker move after
+    /// which a king move leaves an escape threat that no attacker reply stops.
+    pub fork_probe: bool,
 }
 
 impl SearchConfig {
@@ -188,7 +202,7 @@ impl SearchConfig {
 /// agent's search; run configs and spec options change a setting at a time from here).
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { sims: 200, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct, escape_probe: true }
+        SearchConfig { sims: 200, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct, escape_probe: true, fork_probe: false }
     }
 }
 
@@ -312,8 +326,9 @@ pub struct Search {
     /// The network's priors of the root's children while Dirichlet noise is mixed into the
     /// tree's copies; empty when the tree holds the clean priors.
     clean_priors: Vec<f32>,
-    /// Scratch space of the escape probe.
+    /// Scratch space of the escape and fork probes.
     king_moves: Vec<Move>,
+    fork_scratch: ForkScratch,
     rng: SmallRng,
 }
 
@@ -344,6 +359,82 @@ fn king_escapes(pos: &mut Position, moves: &mut Vec<Move>) -> bool {
     })
 }
 
+/// Scratch lists of [`king_forks`], kept between expansions.
+#[derive(Default)]
+struct ForkScratch {
+    king_moves: Vec<Move>,
+    replies: Vec<Move>,
+    routes: Vec<Square>,
+    escape_moves: Vec<Move>,
+}
+
+/// Whether the defenders, to move in `pos`, have a king move (not itself an escape) after
+/// which every attacker reply leaves the game won for the defenders: over with them winning,
+/// or the king escaping at once. The replies are tried exhaustively, so the answer is exact.
+fn king_forks(pos: &mut Position, s: &mut ForkScratch) -> bool {
+    debug_assert_eq!(pos.to_move(), Side::Defenders);
+    s.king_moves.clear();
+    pos.generate_moves_from(pos.king(), &mut s.king_moves);
+    let mut found = false;
+    for i in 0..s.king_moves.len() {
+        let k = s.king_moves[i];
+        if pos.variant().is_escape(k.to) {
+            continue;
+        }
+        let undo = pos.make(k);
+        found = pos.outcome().is_none() && unanswerable(pos, s);
+        pos.unmake(k, &undo);
+        if found {
+            break;
+        }
+    }
+    found
+}
+
+/// With the attackers to move in `pos` (not over): whether every reply loses at once, the
+/// king escaping next (or the reply ending the game for the defenders).
+fn unanswerable(pos: &mut Position, s: &mut ForkScratch) -> bool {
+    // The king's open routes now: the squares it passes through and ends on, for each move to
+    // an escape square. None, and no reply can lose at once in this way.
+    let king = pos.king();
+    s.escape_moves.clear();
+    pos.generate_moves_from(king, &mut s.escape_moves);
+    s.routes.clear();
+    for &m in &s.escape_moves {
+        if pos.variant().is_escape(m.to) {
+            let (df, dr) = ((m.to.file() as i32 - m.from.file() as i32).signum(), (m.to.rank() as i32 - m.from.rank() as i32).signum());
+            let (mut f, mut r) = (m.from.file() as i32, m.from.rank() as i32);
+            while (f, r) != (m.to.file() as i32, m.to.rank() as i32) {
+                f += df;
+                r += dr;
+                s.routes.push(Square::new(f as u8, r as u8));
+            }
+        }
+    }
+    if s.routes.is_empty() {
+        return false;
+    }
+    s.replies.clear();
+    pos.generate_moves(&mut s.replies);
+    // Replies that can block a route or capture the king first: the likely refutations.
+    let near = |sq: Square| sq.file().abs_diff(king.file()) + sq.rank().abs_diff(king.rank()) == 1;
+    let (routes, replies) = (&s.routes, &mut s.replies);
+    replies.sort_by_key(|m| !(routes.contains(&m.to) || near(m.to)));
+    for i in 0..s.replies.len() {
+        let r = s.replies[i];
+        let undo = pos.make(r);
+        let refuted = match pos.outcome() {
+            Some(o) => o.winner != Some(Side::Defenders),
+            None => !king_escapes(pos, &mut s.escape_moves),
+        };
+        pos.unmake(r, &undo);
+        if refuted {
+            return false;
+        }
+    }
+    true
+}
+
 impl Search {
     /// A search rooted at `pos`.
     pub fn new(pos: Position, cfg: SearchConfig, seed: u64) -> Search {
@@ -364,6 +455,7 @@ impl Search {
             root_ready: false,
             clean_priors: Vec::new(),
             king_moves: Vec::new(),
+            fork_scratch: ForkScratch::default(),
             rng: SmallRng::seed_from_u64(seed),
         };
         s.start();
@@ -779,7 +871,7 @@ impl Search {
                 child
             }),
         );
-        if self.cfg.escape_probe && to_move == Side::Attackers {
+        if (self.cfg.escape_probe || self.cfg.fork_probe) && to_move == Side::Attackers {
             self.probe_escapes(id, pos);
         }
         let proof = self.proof_from_children(id);
@@ -799,7 +891,8 @@ impl Search {
             }
             let mv = self.tree.nodes[c].mv;
             let undo = pos.make(mv);
-            let lost = pos.outcome().is_none() && king_escapes(pos, &mut king_moves);
+            let lost = pos.outcome().is_none()
+                && ((self.cfg.escape_probe && king_escapes(pos, &mut king_moves)) || (self.cfg.fork_probe && king_forks(pos, &mut self.fork_scratch)));
             pos.unmake(mv, &undo);
             if lost {
                 // The child's side to move (the defenders) wins: its value is theirs.

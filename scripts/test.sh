@@ -49,6 +49,7 @@ if [[ $# -gt 0 ]]; then
     source scripts/env.sh
     source scripts/peers.sh
     source scripts/browser.sh
+    scripts/slurm-local.sh install || echo "scripts/test.sh: no Slurm here; tests/slurm.rs says what is missing" >&2
     cargo test --release --workspace "$@"
     exit
 fi

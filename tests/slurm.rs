@@ -40,7 +40,13 @@ struct Cluster {
 
 impl Cluster {
     fn start(script: PathBuf, dir: &Path) -> Cluster {
-        let o = Command::new(&script).args(["start", dir.to_str().unwrap()]).output().expect("scripts/slurm-local.sh runs");
+        // Ports of this process's own (daemons an earlier, killed run left behind keep theirs).
+        let port = 20_000 + 2 * (std::process::id() % 10_000);
+        let o = Command::new(&script)
+            .args(["start", dir.to_str().unwrap()])
+            .env("TAFL_LAB_SLURM_PORT", port.to_string())
+            .output()
+            .expect("scripts/slurm-local.sh runs");
         let cluster = Cluster { script, dir: dir.to_path_buf(), conf: dir.join("slurm.conf") };
         assert!(o.status.success(), "scripts/slurm-local.sh start failed: {}{}", String::from_utf8_lossy(&o.stderr), cluster.logs());
         cluster

@@ -688,38 +688,52 @@ fn escape_probe_proves_an_unstoppable_threat_with_fewer_simulations() {
     assert!(with * 4 < without, "with the probe {with} simulations, without {without}");
 }
 
-#[test]
-fn escape_probe_proofs_are_sound_on_played_positions() {
-    // Random games; at each attackers' turn where the king has a route to an escape square,
-    // every root move the probe proves lost must let the king escape at once, and a move it
-    // leaves unproven must not (its check is exact for escapes).
+/// Whether the king, with the defenders to move in `p`, has a move that escapes at once.
+fn king_escapes_at_once(p: &Position) -> bool {
+    immediate_wins(p).iter().any(|w| w.from == p.king() && p.variant().is_escape(w.to))
+}
+
+/// Plays `games` random games of each of brandubh, Copenhagen and tablut (an RNG seeded `seed`
+/// per variant; each to its end or `max_ply`) and calls `at(variant name, position)` at every
+/// attackers' turn.
+fn at_attackers_turns_of_random_games(seed: u64, games: usize, max_ply: u32, mut at: impl FnMut(&str, &Position)) {
     use rand::{Rng, SeedableRng};
-    let mut checked = 0;
     for name in ["brandubh", "copenhagen", "tablut"] {
         let v = variant(name);
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
-        for _ in 0..40 {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        for _ in 0..games {
             let mut p = Position::start(v.clone());
-            while !p.is_over() && p.ply() < 200 {
+            while !p.is_over() && p.ply() < max_ply {
                 if p.to_move() == Side::Attackers {
-                    let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, ..cfg(1) }, 1);
-                    let r = s.run(&mut UniformEvaluator::new());
-                    for m in &r.moves {
-                        let mut q = p.clone();
-                        q.make(m.mv);
-                        if q.outcome().is_some() {
-                            continue;
-                        }
-                        let escapes = immediate_wins(&q).iter().any(|w| w.from == q.king() && v.is_escape(w.to));
-                        assert_eq!(m.proof == Proof::Loss, escapes, "{name} ply {}: {}", p.ply(), m.mv);
-                        checked += usize::from(escapes);
-                    }
+                    at(name, &p);
                 }
                 let moves = p.legal_moves();
                 p.make(moves[rng.gen_range(0..moves.len())]);
             }
         }
     }
+}
+
+#[test]
+fn escape_probe_proofs_are_sound_on_played_positions() {
+    // Random games; at each attackers' turn where the king has a route to an escape square,
+    // every root move the probe proves lost must let the king escape at once, and a move it
+    // leaves unproven must not (its check is exact for escapes).
+    let mut checked = 0;
+    at_attackers_turns_of_random_games(7, 40, 200, |name, p| {
+        let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, ..cfg(1) }, 1);
+        let r = s.run(&mut UniformEvaluator::new());
+        for m in &r.moves {
+            let mut q = p.clone();
+            q.make(m.mv);
+            if q.outcome().is_some() {
+                continue;
+            }
+            let escapes = king_escapes_at_once(&q);
+            assert_eq!(m.proof == Proof::Loss, escapes, "{name} ply {}: {}", p.ply(), m.mv);
+            checked += usize::from(escapes);
+        }
+    });
     assert!(checked > 50, "only {checked} proven moves met");
 }
 
@@ -779,8 +793,7 @@ fn fork_probe_proves_moves_that_allow_an_unstoppable_fork() {
             k.legal_moves().iter().all(|&r| {
                 let mut x = k.clone();
                 x.make(r);
-                x.outcome().is_some_and(|o| o.winner == Some(Side::Defenders))
-                    || immediate_wins(&x).iter().any(|w| w.from == x.king() && x.variant().is_escape(w.to))
+                x.outcome().is_some_and(|o| o.winner == Some(Side::Defenders)) || king_escapes_at_once(&x)
             })
         };
         if !with.contains(&m) {
@@ -799,47 +812,31 @@ fn fork_probe_proofs_are_sound_on_played_positions() {
     // Random games; at each attackers' turn every root move the fork probe proves lost is
     // checked by brute force: the king escapes at once, or some king move leaves every
     // attacker reply a lost game.
-    use rand::{Rng, SeedableRng};
     let mut forks = 0;
-    for name in ["brandubh", "copenhagen", "tablut"] {
-        let v = variant(name);
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
-        for _ in 0..6 {
-            let mut p = Position::start(v.clone());
-            while !p.is_over() && p.ply() < 120 {
-                if p.to_move() == Side::Attackers {
-                    let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, fork_probe: true, ..cfg(1) }, 1);
-                    let r = s.run(&mut UniformEvaluator::new());
-                    for m in r.moves.iter().filter(|m| m.proof == Proof::Loss) {
-                        let mut q = p.clone();
-                        q.make(m.mv);
-                        if q.outcome().is_some() {
-                            continue;
-                        }
-                        let escapes = |x: &Position| immediate_wins(x).iter().any(|w| w.from == x.king() && v.is_escape(w.to));
-                        if escapes(&q) {
-                            continue;
-                        }
-                        let mut king_moves = Vec::new();
-                        q.generate_moves_from(q.king(), &mut king_moves);
-                        let proven = king_moves.iter().any(|&k| {
-                            let mut x = q.clone();
-                            x.make(k);
-                            x.outcome().is_none()
-                                && x.legal_moves().iter().all(|&r| {
-                                    let mut y = x.clone();
-                                    y.make(r);
-                                    y.outcome().map_or_else(|| escapes(&y), |o| o.winner == Some(Side::Defenders))
-                                })
-                        });
-                        assert!(proven, "{name} ply {}: {} proven lost without a fork", p.ply(), m.mv);
-                        forks += 1;
-                    }
-                }
-                let moves = p.legal_moves();
-                p.make(moves[rng.gen_range(0..moves.len())]);
+    at_attackers_turns_of_random_games(11, 6, 120, |name, p| {
+        let mut s = Search::new(p.clone(), SearchConfig { escape_probe: true, fork_probe: true, ..cfg(1) }, 1);
+        let r = s.run(&mut UniformEvaluator::new());
+        for m in r.moves.iter().filter(|m| m.proof == Proof::Loss) {
+            let mut q = p.clone();
+            q.make(m.mv);
+            if q.outcome().is_some() || king_escapes_at_once(&q) {
+                continue;
             }
+            let mut king_moves = Vec::new();
+            q.generate_moves_from(q.king(), &mut king_moves);
+            let proven = king_moves.iter().any(|&k| {
+                let mut x = q.clone();
+                x.make(k);
+                x.outcome().is_none()
+                    && x.legal_moves().iter().all(|&r| {
+                        let mut y = x.clone();
+                        y.make(r);
+                        y.outcome().map_or_else(|| king_escapes_at_once(&y), |o| o.winner == Some(Side::Defenders))
+                    })
+            });
+            assert!(proven, "{name} ply {}: {} proven lost without a fork", p.ply(), m.mv);
+            forks += 1;
         }
-    }
+    });
     assert!(forks > 20, "only {forks} fork proofs met");
 }

@@ -87,7 +87,7 @@ impl Trainer {
         }
         let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
         let device = parse_device(&cfg.device)?;
-        let state = match existing {
+        let mut state = match existing {
             Some(_) if overrides.init.is_some() => {
                 return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
             }
@@ -99,7 +99,6 @@ impl Trainer {
                 create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
             }
         };
-        let mut state = state;
         if state.finished {
             // Workers started from now on must not stop at once.
             state.finished = false;

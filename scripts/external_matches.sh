@@ -10,7 +10,9 @@
 # Usage: scripts/external_matches.sh OUT_DIR [PIECES (default 10)] [MATCHUP ...]
 #   PIECES: N for seeds 1..N, or a list of seeds with at least one comma (2,6,7; one seed: 9,).
 #   Several runners may share a folder: each piece is locked (PIECE.lock) while it runs.
-#   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four)
+#   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four), or attack-ab: the
+#   attack of issue 28, one game a piece with tafl-lab attacking (--a-side attackers): the
+#   planes-v2 network with the fork probe at 400 simulations against the alpha-beta AI.
 # The alpha-beta AI takes from seconds to over ten minutes a move (one thread); a two-game
 # piece against it takes 15-40 minutes on 2 cores. Run nothing else beside the monte-carlo
 # matches: that AI thinks for a fixed time, so a loaded machine weakens it.
@@ -18,14 +20,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 source scripts/peers.sh
-cargo build --release --quiet
+# TAFL_LAB_BIN: a tafl-lab binary to use instead of building this checkout's (a copy, so that
+# builds while the matches run change nothing in them).
+[[ -n ${TAFL_LAB_BIN:-} ]] || cargo build --release --quiet
 out=${1:?usage: scripts/external_matches.sh OUT_DIR [PIECES] [MATCHUP ...]}
 pieces=${2:-10}
 shift $(( $# < 2 ? $# : 2 ))
 matchups=("$@")
 [[ ${#matchups[@]} -gt 0 ]] || matchups=(model-ab mcts-ab model-mc mcts-mc)
 mkdir -p "$out"
-bin=$PWD/target/release/tafl-lab
+bin=${TAFL_LAB_BIN:-$PWD/target/release/tafl-lab}
 htp=$TAFL_LAB_HTP_ENGINE
 [[ -x $htp ]] || { echo "error: $htp is missing (scripts/peers.sh could not install it)" >&2; exit 1; }
 # A day per move: only a hang guard (its slowest moves take many minutes).
@@ -37,8 +41,11 @@ for m in "${matchups[@]}"; do
         mcts-ab) a="mcts:sims=400" b=$ab ;;
         model-mc) a="az:model=models/copenhagen,sims=64,precision=fp32" b=$mc ;;
         mcts-mc) a="mcts:sims=400" b=$mc ;;
-        *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc)" >&2; exit 1 ;;
+        attack-ab) a="az:model=models/copenhagen/pretrained-v2.safetensors,sims=400,probe=2" b=$ab ;;
+        *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc, attack-ab)" >&2; exit 1 ;;
     esac
+    side=()
+    [[ $m == attack-ab ]] && side=(--a-side attackers)
     if [[ $pieces =~ ^[0-9]+$ ]]; then seeds=$(seq 1 "$pieces")
     elif [[ $pieces =~ ^[0-9]+,([0-9]+(,[0-9]+)*)?$ ]]; then seeds=${pieces//,/ }
     else echo "error: PIECES must be a number N (seeds 1..N) or a list of seeds with a comma (2,6,7 or 9,), not '$pieces'" >&2; exit 1
@@ -51,7 +58,7 @@ for m in "${matchups[@]}"; do
         mkdir "$name.lock" 2>/dev/null || { echo "$m, seed $s: another runner has it ($name.lock)"; continue; }
         trap 'rmdir "$name.lock" 2>/dev/null' EXIT
         echo "$m, seed $s ($(date +%T))"
-        OMP_WAIT_POLICY=PASSIVE "$bin" match --variant copenhagen --a "$a" --b "$b" --games 2 --seed "$s" \
+        OMP_WAIT_POLICY=PASSIVE "$bin" match --variant copenhagen --a "$a" --b "$b" --games 2 "${side[@]}" --seed "$s" \
             --json --quiet --record "$name.txt" > "$name.json.tmp" 2> "$name.err"
         mv "$name.json.tmp" "$name.json"
         rmdir "$name.lock"

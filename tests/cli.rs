@@ -166,6 +166,15 @@ fn match_reports_scores_per_side_and_repeats_with_a_seed() {
     for k in ["a_as_attackers", "a_as_defenders", "mean_plies"] {
         assert_eq!(v[k], again[k], "same seed, same games");
     }
+    // --a-side plays only one side's half of the same games: the same openings and seeds.
+    for (flag, kept, dropped) in [("attackers", "a_as_attackers", "a_as_defenders"), ("defenders", "a_as_defenders", "a_as_attackers")] {
+        let half = json_of(&run(&[&args[..], &["--a-side", flag]].concat()));
+        assert_eq!(half["games"], 3, "{flag}: {half}");
+        assert_eq!(half[kept], v[kept], "{flag}: the same games as in the whole match");
+        for k in ["win", "draw", "loss"] {
+            assert_eq!(half[dropped][k], 0, "{flag}: {half}");
+        }
+    }
 }
 
 #[test]
@@ -231,6 +240,8 @@ fn agent_and_model_errors_are_one_line() {
     fails_with(&run(&["match", "--a", "random", "--b", "az:sims=3"]), "needs model=PATH");
     fails_with(&run(&["match", "--a", "random", "--b", "mcts:depth=3"]), "unknown option \"depth\"");
     fails_with(&run(&["match", "--a", "random", "--b", "random", "--games", "0"]), "--games");
+    fails_with(&run(&["match", "--a", "random", "--b", "random", "--games", "1", "--a-side", "defenders"]), "--a-side defenders");
+    fails_with(&run(&["match", "--a", "random", "--b", "random", "--a-side", "kings"]), "--a-side");
     fails_with(&run(&["analyze", "--agent", "az:model=/nonexistent/m.safetensors"]), "/nonexistent/m.safetensors");
     fails_with(&run(&["analyze", "--agent", "mcts:sims=10", "--moves", "d2-b2 a1-a2"]), "--moves: move 2");
     fails_with(&run(&["analyze", "--agent", "random"]), "does not analyze");

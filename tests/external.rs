@@ -31,7 +31,7 @@ fn play(variant: &str, a: &AgentSpec, b: &AgentSpec, games: usize) -> Vec<arena:
 
 fn play_seeded(variant: &str, a: &AgentSpec, b: &AgentSpec, games: usize, seed: u64) -> Vec<arena::GameResult> {
     let v = Arc::new(Variant::from_spec(variant).unwrap());
-    arena::play_match(&v, a, b, &MatchConfig { games, seed, opening_plies: 0, shard: None }, &|_| {}).unwrap()
+    arena::play_match(&v, a, b, &MatchConfig { games, seed, opening_plies: 0, shard: None, a_side: None }, &|_| {}).unwrap()
 }
 
 /// Replays a game's moves with tafl-lab's rules: every move legal, the recorded outcome the
@@ -110,7 +110,8 @@ fn tafl_labs_own_otep_engine_is_an_external_opponent() {
     assert_eq!(otep.to_string().parse::<AgentSpec>().unwrap(), otep, "canonical text round-trips");
     let v = Arc::new(Variant::preset("brandubh").expect("preset"));
     let games =
-        arena::play_match(&v, &otep, &"mcts:sims=8".parse().unwrap(), &MatchConfig { games: 4, seed: 3, opening_plies: 2, shard: None }, &|_| {}).unwrap();
+        arena::play_match(&v, &otep, &"mcts:sims=8".parse().unwrap(), &MatchConfig { games: 4, seed: 3, opening_plies: 2, shard: None, a_side: None }, &|_| {})
+            .unwrap();
     for g in &games {
         assert!(g.fault.is_none(), "game {}: {}", g.index, g.fault.as_ref().unwrap().describe());
         check_game("brandubh", g);
@@ -181,16 +182,22 @@ fn external_specs_are_checked_before_any_game() {
         assert!(e.contains(needle), "{text}: {e}");
     }
     let v = Arc::new(Variant::preset("tablut").expect("preset"));
-    let e = arena::play_match(&v, &fake("hang"), &"random".parse().unwrap(), &MatchConfig { games: 1, seed: 1, opening_plies: 0, shard: None }, &|_| {})
-        .unwrap_err()
-        .to_string();
+    let e = arena::play_match(
+        &v,
+        &fake("hang"),
+        &"random".parse().unwrap(),
+        &MatchConfig { games: 1, seed: 1, opening_plies: 0, shard: None, a_side: None },
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("7x7, 11x11 and 13x13"), "{e}");
     let missing: AgentSpec = "htp:cmd=/nonexistent/engine".parse().unwrap();
     let e = arena::play_match(
         &Arc::new(Variant::preset("brandubh").expect("preset")),
         &missing,
         &"random".parse().unwrap(),
-        &MatchConfig { games: 1, seed: 1, opening_plies: 0, shard: None },
+        &MatchConfig { games: 1, seed: 1, opening_plies: 0, shard: None, a_side: None },
         &|_| {},
     )
     .unwrap_err()

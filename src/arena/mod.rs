@@ -204,15 +204,29 @@ pub struct MatchConfig {
     pub opening_plies: u32,
     /// Play only this shard's games of the `games` (all of them when `None`).
     pub shard: Option<Shard>,
+    /// Play only the games in which A has this side (both when `None`): a match that measures
+    /// one side only, against an opponent whose games take long.
+    pub a_side: Option<Side>,
 }
 
 impl MatchConfig {
-    /// The indices of the games this match plays: all `games`, or its shard's.
+    /// The indices of the games this match plays: all `games`, or its shard's; with `a_side`,
+    /// only those in which A plays that side (A attacks in even-numbered games).
     pub fn indices(&self) -> Vec<usize> {
-        match self.shard {
+        let all = match self.shard {
             Some(s) => s.games(self.games),
             None => (0..self.games).collect(),
-        }
+        };
+        all.into_iter().filter(|&i| !matches!(self.a_side, Some(side) if side != a_side_of(i))).collect()
+    }
+}
+
+/// A's side in game `i` of a match: attackers in even-numbered games, defenders in odd ones.
+pub fn a_side_of(i: usize) -> Side {
+    if i % 2 == 0 {
+        Side::Attackers
+    } else {
+        Side::Defenders
     }
 }
 
@@ -317,7 +331,7 @@ pub fn play_match_until(
                         *agents = Some((Agent::new(a, variant, seed)?, Agent::new(b, variant, seed)?));
                     }
                     let (aa, bb) = agents.as_mut().expect("just built");
-                    let a_side = if i % 2 == 0 { Side::Attackers } else { Side::Defenders };
+                    let a_side = a_side_of(i);
                     let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
                     let (end, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
                     let (outcome, fault) = match end {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tafl_lab::arena::shard::{self, Part, ShardError};
 use tafl_lab::arena::{self, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Shard};
-use tafl_lab::rules::Variant;
+use tafl_lab::rules::{Side, Variant};
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
 
 /// Play agent A against agent B, alternating sides, in parallel; print A's score and its
@@ -30,6 +30,11 @@ pub struct MatchArgs {
     /// Number of games (A attacks in even-numbered games).
     #[arg(long, default_value_t = 20)]
     pub games: usize,
+    /// Play only the games in which A has this side: `attackers` plays the even-numbered of
+    /// the `--games` (each with its pair's opening), `defenders` the odd-numbered. For an
+    /// opponent whose games take long when only one side is in question. Not with --shard.
+    #[arg(long, value_name = "SIDE", conflicts_with = "shard")]
+    pub a_side: Option<Side>,
     /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
     #[arg(long)]
     pub json: bool,
@@ -52,7 +57,7 @@ pub struct MatchArgs {
     pub shard: Option<Shard>,
     /// Merge the JSON outputs of every shard of one match: print what the whole match prints
     /// (with --json, its JSON; `seconds` is the shards' total). No games are played.
-    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["a", "b", "games", "sprt", "record", "engine_log", "shard", "variant", "seed", "opening_plies"])]
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["a", "b", "games", "a_side", "sprt", "record", "engine_log", "shard", "variant", "seed", "opening_plies"])]
     pub merge: Option<Vec<PathBuf>>,
 }
 
@@ -128,7 +133,10 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let b_record = AgentRecord::of(&b).map_err(|e| anyhow!("--b: {e}"))?;
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
-    let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies, shard: m.shard };
+    let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies, shard: m.shard, a_side: m.a_side };
+    if cfg.indices().is_empty() {
+        bail!("--a-side defenders: --games {} has no game in which A defends (A defends in the odd-numbered games)", m.games);
+    }
     let bar = super::progress_bar(cfg.indices().len() as u64, format!("{a} vs {b}"), common.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     // With --record, the games finished so far are rewritten to the record after each game:

@@ -192,7 +192,7 @@ pub fn measure_with_games(
     let mut all = Vec::with_capacity(jobs.len());
     for job in jobs {
         let record = AgentRecord::of(&job.agent)?;
-        let cfg = MatchConfig { games, seed, opening_plies, shard };
+        let cfg = MatchConfig { games, seed, opening_plies, shard, a_side: None };
         let results = arena::play_match(&job.variant, &job.agent, &job.agent, &cfg, on_game)?;
         record.check_unchanged(&job.agent).map_err(|message| AgentError::Spec { spec: job.agent.to_string(), message })?;
         let mut row = BalanceRow::from_games(&job.variant, &job.changes, &job.agent, seed, &results);

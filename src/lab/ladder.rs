@@ -150,7 +150,7 @@ pub fn play(job: &LadderJob<'_>, shard: Option<Shard>, on_game: &(dyn Fn(&GameRe
     let mut matches = Vec::new();
     if job.match_games > 0 {
         for w in job.checkpoints.windows(2) {
-            let cfg = MatchConfig { games: job.match_games, seed: job.seed ^ w[1].0, opening_plies: job.opening_plies.max(2), shard };
+            let cfg = MatchConfig { games: job.match_games, seed: job.seed ^ w[1].0, opening_plies: job.opening_plies.max(2), shard, a_side: None };
             matches.push((w[1].0, w[0].0, arena::play_match(&job.variant, &spec(&w[1].1), &spec(&w[0].1), &cfg, on_game)?));
         }
     }

@@ -92,7 +92,7 @@ impl Settings {
 
     /// Every pairing's match: its games, seed and openings, and the shard.
     pub fn match_config(&self) -> MatchConfig {
-        MatchConfig { games: self.games, seed: self.seed, opening_plies: self.opening_plies, shard: self.shard }
+        MatchConfig { games: self.games, seed: self.seed, opening_plies: self.opening_plies, shard: self.shard, a_side: None }
     }
 }
 

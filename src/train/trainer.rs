@@ -371,7 +371,7 @@ fn play_match(
     reporter: &dyn Reporter,
 ) -> Result<MatchSummary, TrainError> {
     reporter.start(label, games as u64);
-    let cfg = MatchConfig { games, seed, opening_plies: 2, shard: None };
+    let cfg = MatchConfig { games, seed, opening_plies: 2, shard: None, a_side: None };
     let on_game = |_: &arena::GameResult| {
         reporter.advance(1, "");
         crate::fault::point("eval-game");

@@ -149,6 +149,19 @@ fn analyze_finds_an_immediate_escape() {
 }
 
 #[test]
+fn analyze_exhaustive_says_who_wins_by_force_and_how() {
+    // A Copenhagen position an engine resigned as the defenders (docs/results/attack/).
+    let pos = "/5t5/5t5/t3tTt4/1t1t3t1t1/2t1K3t2/3t3t2t/2t3t4/3t3t2t/4t6/5t5/3ttt5/";
+    let base = ["analyze", "--variant", "copenhagen", "--position", pos, "--to-move", "defenders", "--exhaustive"];
+    let v = json_of(&run(&[&base[..], &["4", "--json"]].concat()));
+    assert_eq!((v["forced"].as_str(), v["plies"].as_u64(), v["to_move"].as_str()), (Some("loss"), Some(4), Some("defenders")), "{v}");
+    assert_eq!(v["line"].as_array().unwrap().len(), 4);
+    let text = stdout(&run(&[&base[..], &["2"]].concat()));
+    assert!(text.contains("no forced win for either side within 2 plies"), "{text}");
+    fails_with(&run(&[&base[..], &["4", "--agent", "mcts:sims=5"]].concat()), "--agent");
+}
+
+#[test]
 fn match_reports_scores_per_side_and_repeats_with_a_seed() {
     let args = ["match", "--variant", "brandubh", "--a", "mcts:sims=100", "--b", "random", "--games", "6", "--json", "--seed", "3"];
     let v = json_of(&run(&args));

@@ -6,6 +6,7 @@ mod common;
 use common::{board, mv, variant};
 use tafl_lab::rules::{Move, Position, Side};
 use tafl_lab::search::lockstep::run_all;
+use tafl_lab::search::solver::{forced_result, Forced};
 use tafl_lab::search::{
     EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult, Ticket, UniformEvaluator,
 };
@@ -839,4 +840,77 @@ fn fork_probe_proofs_are_sound_on_played_positions() {
         }
     });
     assert!(forks > 20, "only {forks} fork proofs met");
+}
+
+// ----- the exhaustive solver (`analyze --exhaustive`) ------------------------------------
+
+/// Plays `line` from `p` and returns the winner of the game it ends, if it ends one.
+fn winner_after(p: &Position, line: &[Move]) -> Option<Side> {
+    let mut q = p.clone();
+    for &m in line {
+        q.play(m).expect("the solver's line is legal");
+    }
+    q.outcome().and_then(|o| o.winner)
+}
+
+#[test]
+fn exhaustive_solver_finds_the_fork_in_three_plies_and_not_in_two() {
+    // The king reaches an empty edge and threatens two corners; one attacker move covers one.
+    let p = fork();
+    assert_eq!(forced_result(&p, 2), Forced::Unknown);
+    let Forced::Win { plies, line } = forced_result(&p, 5) else { panic!("the fork wins") };
+    assert_eq!(plies, 3);
+    assert_eq!(line.len(), 3, "{line:?}");
+    assert_eq!(winner_after(&p, &line), Some(Side::Defenders));
+}
+
+#[test]
+fn exhaustive_solver_sees_the_one_block_and_the_loss_without_it() {
+    let (p, block) = one_blocking_move();
+    assert!(!matches!(forced_result(&p, 2), Forced::Loss { .. }), "b4-b1 holds for two plies");
+    for m in p.legal_moves().into_iter().filter(|&m| m != block).take(5) {
+        let mut q = p.clone();
+        q.play(m).unwrap();
+        let Forced::Win { plies: 1, line } = forced_result(&q, 3) else { panic!("after {m} the king escapes at once") };
+        assert_eq!(winner_after(&q, &line), Some(Side::Defenders));
+    }
+    // After the block the king has no escape at once.
+    let mut q = p.clone();
+    q.play(block).unwrap();
+    assert!(!matches!(forced_result(&q, 1), Forced::Win { .. }));
+}
+
+#[test]
+fn exhaustive_solver_proves_a_resigned_copenhagen_position_lost() {
+    // The final position of a game against hnefatafl-copenhagen's alpha-beta AI, which
+    // resigned here as the defenders (docs/results/attack/, ply 39): lost within 4 plies by
+    // tafl-lab's rules, and not within 2.
+    let v = variant("copenhagen");
+    let p = tafl_lab::rules::notation::parse_position(v, "/5t5/5t5/t3tTt4/1t1t3t1t1/2t1K3t2/3t3t2t/2t3t4/3t3t2t/4t6/5t5/3ttt5/", Side::Defenders).unwrap();
+    assert_eq!(forced_result(&p, 2), Forced::Unknown);
+    let Forced::Loss { plies: 4, line } = forced_result(&p, 4) else { panic!("lost within 4 plies") };
+    assert_eq!(line.len(), 4, "the longest resistance lasts the whole horizon: {line:?}");
+    assert_eq!(winner_after(&p, &line), Some(Side::Attackers));
+}
+
+#[test]
+fn exhaustive_solver_verdicts_are_sound_on_played_positions() {
+    // Every win or loss it claims at an attackers' turn of random games is a line that ends
+    // the game that way within the horizon, and a win within n plies is one within n + 1.
+    let (mut wins, mut losses) = (0, 0);
+    at_attackers_turns_of_random_games(5, 3, 60, |name, p| match forced_result(p, 3) {
+        Forced::Win { plies, line } => {
+            wins += 1;
+            assert!(line.len() as u32 <= plies && plies <= 3, "{name}: {line:?}");
+            assert_eq!(winner_after(p, &line), Some(p.to_move()), "{name}");
+            assert_eq!(forced_result(p, 4), Forced::Win { plies, line }, "{name}: the shortest horizon is found first");
+        }
+        Forced::Loss { plies, line } => {
+            losses += 1;
+            assert!(line.len() as u32 <= plies && plies <= 3, "{name}: {line:?}");
+            assert_eq!(winner_after(p, &line), Some(p.to_move().opponent()), "{name}");
+        }
+        Forced::Unknown => {}
+    });
+    assert!(wins + losses > 0, "random games reach decided positions");
 }

@@ -246,6 +246,35 @@ fn two_workers_feed_a_trainer() {
     }
 }
 
+/// With `selfplay.attacker_share`, each generation scales the attackers' full-search
+/// simulations by exp(target - the attackers' share of its games), between the full search's
+/// and 16 times it: the value used shows in the next generation's metrics and lives in
+/// state.json, where a resumed run (and any worker) picks it up.
+#[test]
+fn attacker_share_steers_the_attackers_simulations_across_generations_and_resumes() {
+    let dir = fresh_dir("attacker-share");
+    let cfg = smoke_config(&dir, "steer.toml", |t| t.replace("games_per_shard = 2", "games_per_shard = 2\nattacker_share = 0.5"));
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "2", "--quiet"]));
+    ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "4", "--quiet"]));
+    let m = metrics(&run_dir);
+    assert_eq!(generations(&run_dir), vec![1, 2, 3, 4]);
+    let sims = 8.0f64;
+    let used = |k: usize| m[k]["selfplay"]["attacker_sims"].as_u64().map_or(sims, |n| n as f64);
+    assert_eq!(m[0]["selfplay"].get("attacker_sims"), None, "generation 1 plays the config's (the full search's) simulations");
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap()).unwrap();
+    for k in 0..m.len() {
+        let share = m[k]["selfplay"]["attackers_win"].as_f64().unwrap();
+        let expected = (used(k) * (0.5 - share).exp()).round().clamp(sims, 16.0 * sims);
+        let next = if k + 1 < m.len() { used(k + 1) } else { state["attacker_sims"].as_f64().unwrap() };
+        assert_eq!(next, expected, "generation {}: attackers won {share} of the games at {} simulations", k + 1, used(k));
+    }
+    // A share out of range is refused, naming the field.
+    let bad = smoke_config(&dir, "bad.toml", |t| t.replace("games_per_shard = 2", "games_per_shard = 2\nattacker_share = 1.5"));
+    fails_with(&run(&["train", "--config", bad.to_str().unwrap(), "--run-dir", dir.join("bad").to_str().unwrap()]), "selfplay.attacker_share = 1.5");
+}
+
 /// The smoke config with `edit` applied, written into `dir`.
 fn smoke_config(dir: &Path, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();

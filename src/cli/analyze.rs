@@ -6,6 +6,7 @@ use serde_json::json;
 use std::io::Write;
 use std::time::Instant;
 use tafl_lab::arena::Agent;
+use tafl_lab::search::solver::{self, Forced};
 use tafl_lab::search::Proof;
 use tafl_rules_cli::PositionArgs;
 
@@ -26,6 +27,35 @@ pub struct AnalyzeArgs {
     /// How many root moves to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Instead of an agent's search, look at every line up to PLIES plies and say whether
+    /// the side to move wins or loses by force within them (shortest first), with one line:
+    /// for checking a game's end that was not played out, such as an engine's resignation.
+    /// Exhaustive, so for a few plies only (4 is quick).
+    #[arg(long, value_name = "PLIES", conflicts_with_all = ["agent", "top"])]
+    pub exhaustive: Option<u32>,
+}
+
+/// `--exhaustive PLIES`: the solver's verdict for the side to move.
+fn exhaustive(pos: &tafl_lab::rules::Position, plies: u32, json: bool, out: &mut impl Write) -> Result<()> {
+    let t = Instant::now();
+    let found = solver::forced_result(pos, plies);
+    let me = pos.to_move().name();
+    let (verdict, within, line) = match &found {
+        Forced::Win { plies, line } => ("win", Some(*plies), line.clone()),
+        Forced::Loss { plies, line } => ("loss", Some(*plies), line.clone()),
+        Forced::Unknown => ("unknown", None, Vec::new()),
+    };
+    let line: Vec<String> = line.iter().map(|m| m.to_string()).collect();
+    if json {
+        let v = json!({"to_move": me, "horizon": plies, "forced": verdict, "plies": within, "line": line, "seconds": t.elapsed().as_secs_f64()});
+        writeln!(out, "{v}")?;
+    } else {
+        match within {
+            Some(n) => writeln!(out, "the {me} to move {} by force within {n} plies: {}", if verdict == "win" { "win" } else { "lose" }, line.join(" "))?,
+            None => writeln!(out, "no forced win for either side within {plies} plies (every line searched)")?,
+        }
+    }
+    Ok(())
 }
 
 fn proof_name(p: Proof) -> &'static str {
@@ -38,11 +68,14 @@ fn proof_name(p: Proof) -> &'static str {
 }
 
 pub fn run(args: &AnalyzeArgs, out: &mut impl Write) -> Result<()> {
-    let spec = super::parse_agent("--agent", &args.agent, &args.device)?;
     let pos = args.pos.position()?;
     if let Some(o) = pos.outcome() {
         bail!("the game is over ({o}); nothing to analyze");
     }
+    if let Some(plies) = args.exhaustive {
+        return exhaustive(&pos, plies, args.json, out);
+    }
+    let spec = super::parse_agent("--agent", &args.agent, &args.device)?;
     if spec.external.is_some() {
         return external_move(&spec, args, &pos, out);
     }

@@ -134,6 +134,14 @@ pub struct SelfPlayMetrics {
     pub draws: f64,
     #[serde(deserialize_with = "real")]
     pub mean_plies: f64,
+    /// The attackers' full-search simulations of the games the trainer played (0 in
+    /// older lines, and when they were the full search's).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attacker_sims: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The new model's match against one opponent.
@@ -238,6 +246,7 @@ mod tests {
                 defenders_win: 0.625,
                 draws: 0.125,
                 mean_plies: 41.5,
+                attacker_sims: 96,
             },
             eval: vec![EvalMetrics {
                 opponent: "random".into(),

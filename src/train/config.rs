@@ -71,6 +71,13 @@ pub struct SelfPlaySection {
     pub games_per_shard: usize,
     /// Play games in the trainer (true) or only consume shards from `selfplay` workers.
     pub in_process: bool,
+    /// The attackers' share of self-play wins to steer towards (0 = off): after each
+    /// generation the trainer scales the attackers' full-search simulations by
+    /// `exp(target - share)` of that generation (between the full search's and
+    /// [`ATTACKER_SIMS_MAX_FACTOR`] times it; the value lives in `state.json`, and workers
+    /// read it there). A lopsided variant's self-play then keeps both results in its value
+    /// targets, where a fixed `attacker_sims` left the attackers 0-19% in Copenhagen.
+    pub attacker_share: f32,
     /// How the games are played (`games_in_flight` per worker thread, `batch` positions per
     /// network call, playout cap randomization, `attacker_sims`, `temperature_plies`, and the
     /// full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
@@ -79,7 +86,21 @@ pub struct SelfPlaySection {
     pub play: SelfPlayConfig,
 }
 
+/// The most the attackers' simulations grow to under `attacker_share`, in full searches.
+pub const ATTACKER_SIMS_MAX_FACTOR: u32 = 16;
+
 impl SelfPlaySection {
+    /// The attackers' full-search simulations for the next generation under `attacker_share`:
+    /// `current` scaled by `exp(target - share)`, where `share` is the attackers' share of
+    /// the generation just played, kept between the full search's `sims` and
+    /// [`ATTACKER_SIMS_MAX_FACTOR`] times it. With 32 games a generation the share's noise
+    /// (about 0.08) moves it by under 10%; a steady 0% against a 40% target by 49% a generation.
+    pub fn next_attacker_sims(&self, current: u32, share: f64) -> u32 {
+        let sims = self.play.search.sims.max(1);
+        let scaled = f64::from(current.max(sims)) * (f64::from(self.attacker_share) - share).exp();
+        (scaled.round() as u32).clamp(sims, sims * ATTACKER_SIMS_MAX_FACTOR)
+    }
+
     /// Self-play worker threads on a machine with `cores` cores: `threads`, or one per core
     /// when it is 0.
     ///
@@ -117,6 +138,8 @@ struct SelfPlayToml {
     games_per_shard: usize,
     #[serde(default = "yes")]
     in_process: bool,
+    #[serde(default)]
+    attacker_share: f32,
     search: Option<SearchConfig>,
     // Older spellings of the search settings.
     simulations: Option<u32>,
@@ -175,6 +198,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
             threads: t.threads,
             games_per_shard: t.games_per_shard,
             in_process: t.in_process,
+            attacker_share: t.attacker_share,
             play: SelfPlayConfig {
                 games_in_flight: t.games_in_flight,
                 batch: t.batch,
@@ -350,6 +374,9 @@ impl RunConfig {
         if !(0.0..1.0).contains(&s.fast_probability) {
             return Err(format!("selfplay.fast_probability = {}: must be in [0, 1)", s.fast_probability));
         }
+        if !(0.0..1.0).contains(&self.selfplay.attacker_share) {
+            return Err(format!("selfplay.attacker_share = {}: must be in [0, 1) (0 = off)", self.selfplay.attacker_share));
+        }
         let t = &self.train;
         positive("train.window_positions", t.window_positions)?;
         positive("train.batch_size", t.batch_size)?;
@@ -427,6 +454,22 @@ mod tests {
             Some(v) => text.replace("[net]\n", &format!("[net]\nencoding = {v}\n")),
             None => text,
         }
+    }
+
+    /// `attacker_share` scales the attackers' simulations by exp(target - share), between the
+    /// full search's and 16 times it.
+    #[test]
+    fn the_attackers_simulations_follow_their_share() {
+        let mut cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        cfg.selfplay.play.search.sims = 32;
+        cfg.selfplay.attacker_share = 0.4;
+        let s = &cfg.selfplay;
+        assert_eq!(s.next_attacker_sims(96, 0.0), 143, "96 * e^0.4");
+        assert_eq!(s.next_attacker_sims(96, 0.4), 96, "on target: unchanged");
+        assert_eq!(s.next_attacker_sims(96, 1.0), 53, "96 * e^-0.6");
+        assert_eq!(s.next_attacker_sims(0, 0.0), 48, "0 is the full search's 32: 32 * e^0.4");
+        assert_eq!(s.next_attacker_sims(33, 1.0), 32, "never below the full search");
+        assert_eq!(s.next_attacker_sims(500, 0.0), 512, "never above 16 times it");
     }
 
     /// A missing `encoding` is the newest for a new run's config and version 1 for a saved

@@ -170,6 +170,22 @@ pub struct RunState {
     /// too. A trainer that resumes clears it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub finished: bool,
+    /// The attackers' full-search simulations for the next generation's self-play, when the
+    /// config steers them (`selfplay.attacker_share`); workers read it here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attacker_sims: Option<u32>,
+}
+
+impl RunState {
+    /// The self-play settings of the run's next generation: `cfg`'s, with the attackers'
+    /// simulations this state steers to, if any.
+    pub fn selfplay_config(&self, cfg: &super::RunConfig) -> crate::selfplay::SelfPlayConfig {
+        let mut sp = cfg.selfplay_config();
+        if let Some(n) = self.attacker_sims {
+            sp.attacker_sims = n;
+        }
+        sp
+    }
 }
 
 /// The config a run in `dir` trains with: the saved one when resuming (the command line's

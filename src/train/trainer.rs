@@ -188,6 +188,7 @@ impl Trainer {
     pub(super) fn run_generation(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<String>, TrainError> {
         let generation = self.state.generation + 1;
         // 1. Self-play with the current model.
+        let attacker_sims = self.state.selfplay_config(&self.cfg).attacker_sims;
         let t = Instant::now();
         let Some((games, evals)) = self.self_play(deadline, clock, reporter)? else {
             return Ok(None);
@@ -195,6 +196,10 @@ impl Trainer {
         let sp_secs = t.elapsed().as_secs_f64().max(1e-9);
         self.state.selfplay_games += games.len() as u64;
         let (att, def, draw, plies) = side_rates(&games);
+        if self.cfg.selfplay.attacker_share > 0.0 {
+            // Steer the next generation's attackers towards the target share; saved with the state.
+            self.state.attacker_sims = Some(self.cfg.selfplay.next_attacker_sims(attacker_sims, att));
+        }
         let calibration = CalibrationMetrics::from(&value_calibration(&games, self.variant.rules.first));
         // 2. Train.
         let t = Instant::now();
@@ -225,6 +230,7 @@ impl Trainer {
                 defenders_win: def,
                 draws: draw,
                 mean_plies: plies,
+                attacker_sims,
             },
             eval,
             calibration: Some(calibration),
@@ -235,7 +241,7 @@ impl Trainer {
         self.rd.save_state(&self.state)?;
         let loss = training.loss;
         Ok(Some(format!(
-            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies, value bias att {:+.2} def {:+.2} | {}",
+            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies{}, value bias att {:+.2} def {:+.2} | {}",
             loss.total,
             loss.policy,
             loss.value,
@@ -245,6 +251,7 @@ impl Trainer {
             100.0 * def,
             100.0 * draw,
             plies,
+            self.state.attacker_sims.map_or(String::new(), |n| format!(", attackers' sims {attacker_sims} -> {n}")),
             calibration.attackers.bias(),
             calibration.defenders.bias(),
             if summary.is_empty() { "no evaluation".to_string() } else { summary.join(", ") }

@@ -57,7 +57,7 @@ impl Trainer {
         let evaluations = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(u64, FinishedGame)>();
         let model_path = rd.model(model_generation);
-        let sp = cfg.selfplay_config();
+        let sp = self.state.selfplay_config(cfg);
         let result: Result<(), TrainError> = std::thread::scope(|scope| {
             let mut handles = Vec::new();
             for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
@@ -234,7 +234,6 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let cfg = rd.load_config()?;
     let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
     let device = parse_device(&cfg.device)?;
-    let sp = cfg.selfplay_config();
     let started = Instant::now();
     let mut played = 0u64;
     let mut seq = 0usize;
@@ -243,10 +242,12 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let mut slot_generation = None;
     reporter.line(&format!("worker {writer}: self-play for {} in {}", variant.name, dir.display()));
     while (max_games == 0 || played < max_games) && (minutes <= 0.0 || started.elapsed().as_secs_f64() < minutes * 60.0) {
-        if rd.load_state()?.is_some_and(|s| s.finished) {
+        let state = rd.load_state()?.unwrap_or_default();
+        if state.finished {
             reporter.line(&format!("worker {writer}: the trainer has spent its budget; stopping"));
             break;
         }
+        let sp = state.selfplay_config(&cfg);
         let generation = rd.latest_generation()?;
         if slot_generation != Some(generation) {
             (slot, slot_generation) = (0, Some(generation));

@@ -13,6 +13,7 @@ shift
 bin=${TAFL_LAB_BIN:-target/release/tafl-lab}
 [[ -x $bin ]] || { echo "error: $bin is missing: build with cargo build --release, or set TAFL_LAB_BIN" >&2; exit 1; }
 unproven=0
+resigned=0
 for record in "$@"; do
     [[ -r $record ]] || { echo "error: $record: cannot read it" >&2; exit 1; }
     variant=$(sed -n 's/^# variant: //p' "$record" | head -1)
@@ -28,9 +29,11 @@ for record in "$@"; do
             verdict=$("$bin" analyze --variant "$variant" --moves "$line" --exhaustive "$plies") \
                 || { echo "error: $record, line $n: the moves do not replay" >&2; exit 1; }
             echo "$record, game $game: $verdict"
+            resigned=$((resigned + 1))
             [[ $verdict == *" lose by force "* ]] || unproven=$((unproven + 1))
         fi
         header=""
     done < "$record"
 done
-[[ $unproven -eq 0 ]] || { echo "$unproven resignation(s) not shown lost within $plies plies" >&2; exit 1; }
+echo "$((resigned - unproven)) of $resigned resignations shown lost within $plies plies"
+[[ $unproven -eq 0 ]] || exit 1

@@ -51,6 +51,12 @@ pub struct SelfPlayConfig {
     /// "playout doubling advantage" idea) makes it win some self-play games, so the network
     /// sees what works for that side.
     pub attacker_sims: u32,
+    /// Simulations of the attackers' fast searches, when they differ (0 = `fast_sims`). A
+    /// steered attack (`selfplay.attacker_share`) scales them with `attacker_sims`: with half
+    /// the moves fast, an attacker with more full search but 8-simulation fast moves still
+    /// blunders the king out every other move.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub attacker_fast_sims: u32,
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
@@ -69,10 +75,15 @@ impl Default for SelfPlayConfig {
             fast_probability: 0.0,
             fast_sims: 8,
             attacker_sims: 0,
+            attacker_fast_sims: 0,
             temperature_plies: 8,
             search: SearchConfig::gumbel(),
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One ply of a self-play game.
@@ -291,11 +302,12 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
-    if cfg.attacker_sims > 0 && slot.search.position().to_move() == Side::Attackers {
+    let attackers = slot.search.position().to_move() == Side::Attackers;
+    if cfg.attacker_sims > 0 && attackers {
         c.sims = cfg.attacker_sims;
     }
     if !slot.full {
-        c.sims = cfg.fast_sims.max(1);
+        c.sims = if attackers && cfg.attacker_fast_sims > 0 { cfg.attacker_fast_sims } else { cfg.fast_sims.max(1) };
         c.noise = None;
         if let RootPolicy::Gumbel { k, .. } = &mut c.root {
             *k = (*k).min(c.sims as usize).max(2);
@@ -363,5 +375,28 @@ mod tests {
         let (a, d) = (c.attackers.all.summary, c.defenders.all.summary);
         assert_eq!((a.count, a.mean_predicted, a.mean_realized, a.brier), (2, 0.75, 0.0, 0.5625));
         assert_eq!((d.count, d.mean_predicted, d.mean_realized, d.brier), (4, 0.625, 1.0, 0.28125));
+    }
+
+    /// Each side's searches get their own simulations: full and fast, attackers and
+    /// defenders (the attackers' fast ones `attacker_fast_sims`, or `fast_sims` when 0).
+    #[test]
+    fn each_side_and_search_kind_gets_its_simulations() {
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let mut cfg = SelfPlayConfig { attacker_sims: 64, fast_sims: 4, attacker_fast_sims: 16, ..SelfPlayConfig::default() };
+        cfg.search.sims = 16;
+        let sims = |cfg: &SelfPlayConfig, fast: bool, attackers: bool| {
+            let cfg = SelfPlayConfig { fast_probability: if fast { 0.999_999 } else { 0.0 }, ..cfg.clone() };
+            let mut slot = new_slot(&v, &cfg, 0, 1);
+            if !attackers {
+                let m = slot.search.position().legal_moves()[0];
+                slot.search.advance(m).unwrap();
+                configure(&mut slot, &cfg);
+            }
+            assert_eq!(slot.full, !fast);
+            slot.search.config().sims
+        };
+        assert_eq!([sims(&cfg, false, true), sims(&cfg, true, true), sims(&cfg, false, false), sims(&cfg, true, false)], [64, 16, 16, 4]);
+        cfg.attacker_fast_sims = 0;
+        assert_eq!(sims(&cfg, true, true), 4, "0: the same fast search as the defenders'");
     }
 }

@@ -75,11 +75,12 @@ pub struct SelfPlaySection {
     /// generation the trainer scales the attackers' full-search simulations by
     /// `exp(target - share)` of that generation (between the full search's and
     /// [`ATTACKER_SIMS_MAX_FACTOR`] times it; the value lives in `state.json`, and workers
-    /// read it there). A lopsided variant's self-play then keeps both results in its value
+    /// read it there), and their fast searches in proportion. A lopsided variant's self-play then keeps both results in its value
     /// targets, where a fixed `attacker_sims` left the attackers 0-19% in Copenhagen.
     pub attacker_share: f32,
     /// How the games are played (`games_in_flight` per worker thread, `batch` positions per
-    /// network call, playout cap randomization, `attacker_sims`, `temperature_plies`, and the
+    /// network call, playout cap randomization, `attacker_sims` and `attacker_fast_sims`,
+    /// `temperature_plies`, and the
     /// full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
     /// is a table, and TOML writes tables after plain values.
     #[serde(flatten)]
@@ -130,6 +131,8 @@ struct SelfPlayToml {
     fast_sims: u32,
     #[serde(default, alias = "attacker_simulations")]
     attacker_sims: u32,
+    #[serde(default)]
+    attacker_fast_sims: u32,
     #[serde(default = "default_temperature_plies")]
     temperature_plies: u32,
     #[serde(default = "one_usize")]
@@ -205,6 +208,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 fast_probability: t.fast_probability,
                 fast_sims: t.fast_sims,
                 attacker_sims: t.attacker_sims,
+                attacker_fast_sims: t.attacker_fast_sims,
                 temperature_plies: t.temperature_plies,
                 search,
             },

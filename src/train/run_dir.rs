@@ -178,11 +178,14 @@ pub struct RunState {
 
 impl RunState {
     /// The self-play settings of the run's next generation: `cfg`'s, with the attackers'
-    /// simulations this state steers to, if any.
+    /// simulations this state steers to, if any; their fast searches then grow in the same
+    /// proportion over the full search's (`fast_sims * attacker_sims / sims`).
     pub fn selfplay_config(&self, cfg: &super::RunConfig) -> crate::selfplay::SelfPlayConfig {
         let mut sp = cfg.selfplay_config();
         if let Some(n) = self.attacker_sims {
             sp.attacker_sims = n;
+            let full = u64::from(sp.search.sims.max(1));
+            sp.attacker_fast_sims = ((u64::from(sp.fast_sims) * u64::from(n) + full / 2) / full).max(1) as u32;
         }
         sp
     }

@@ -914,3 +914,62 @@ fn exhaustive_solver_verdicts_are_sound_on_played_positions() {
     });
     assert!(wins + losses > 0, "random games reach decided positions");
 }
+
+/// The plain minimax definition of "`winner` wins within `plies` plies", with none of the
+/// solver's shortcuts (no immediate-win pass, no ordering, no early horizon cut).
+fn naive_wins_within(p: &Position, winner: Side, plies: u32) -> bool {
+    if let Some(o) = p.outcome() {
+        return o.winner == Some(winner);
+    }
+    if plies == 0 {
+        return false;
+    }
+    let mut results = p.legal_moves().into_iter().map(|m| {
+        let mut q = p.clone();
+        q.play(m).unwrap();
+        naive_wins_within(&q, winner, plies - 1)
+    });
+    if p.to_move() == winner {
+        results.any(|w| w)
+    } else {
+        results.all(|w| w)
+    }
+}
+
+#[test]
+fn exhaustive_solver_misses_no_forced_result_that_plain_minimax_finds() {
+    // Brandubh positions of random games (few moves a side, so minimax to 3 plies is cheap):
+    // the solver's verdict at each horizon is exactly plain minimax's.
+    use rand::{Rng, SeedableRng};
+    let v = variant("brandubh");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
+    let (mut checked, mut decided) = (0, 0);
+    for _ in 0..30 {
+        let mut p = Position::start(v.clone());
+        while !p.is_over() {
+            if p.ply() >= 6 && p.ply() % 3 == 0 {
+                let me = p.to_move();
+                let expected = (0..=3).find_map(|n| {
+                    if naive_wins_within(&p, me, n) {
+                        Some(("win", n))
+                    } else if naive_wins_within(&p, me.opponent(), n) {
+                        Some(("loss", n))
+                    } else {
+                        None
+                    }
+                });
+                let got = match forced_result(&p, 3) {
+                    Forced::Win { plies, .. } => Some(("win", plies)),
+                    Forced::Loss { plies, .. } => Some(("loss", plies)),
+                    Forced::Unknown => None,
+                };
+                assert_eq!(got, expected, "ply {} of a random brandubh game", p.ply());
+                checked += 1;
+                decided += usize::from(expected.is_some());
+            }
+            let moves = p.legal_moves();
+            p.make(moves[rng.gen_range(0..moves.len())]);
+        }
+    }
+    assert!(checked > 50 && decided > 5, "{checked} positions, {decided} decided");
+}

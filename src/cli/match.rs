@@ -134,10 +134,11 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     // Games run in parallel across cores; each network evaluator then uses one torch thread.
     tafl_lab::nn::set_torch_threads(1);
     let cfg = MatchConfig { games: m.games, seed: common.seed, opening_plies: common.opening_plies, shard: m.shard, a_side: m.a_side };
-    if cfg.indices().is_empty() {
+    let count = cfg.indices().len();
+    if count == 0 {
         bail!("--a-side defenders: --games {} has no game in which A defends (A defends in the odd-numbered games)", m.games);
     }
-    let bar = super::progress_bar(cfg.indices().len() as u64, format!("{a} vs {b}"), common.quiet);
+    let bar = super::progress_bar(count as u64, format!("{a} vs {b}"), common.quiet);
     let points = std::sync::Mutex::new((0.0f64, 0usize));
     // With --record, the games finished so far are rewritten to the record after each game:
     // a match stopped early keeps every game it finished.

@@ -75,13 +75,13 @@ pub struct SelfPlaySection {
     /// generation the trainer scales the attackers' full-search simulations by
     /// `exp(target - share)` of that generation (between the full search's and
     /// [`ATTACKER_SIMS_MAX_FACTOR`] times it; the value lives in `state.json`, and workers
-    /// read it there), and their fast searches in proportion. A lopsided variant's self-play then keeps both results in its value
-    /// targets, where a fixed `attacker_sims` left the attackers 0-19% in Copenhagen.
+    /// read it there), and their fast searches in proportion. A lopsided variant's self-play
+    /// then keeps both results in its value targets, where a fixed `attacker_sims` left the
+    /// attackers 0-19% in Copenhagen.
     pub attacker_share: f32,
     /// How the games are played (`games_in_flight` per worker thread, `batch` positions per
     /// network call, playout cap randomization, `attacker_sims` and `attacker_fast_sims`,
-    /// `temperature_plies`, and the
-    /// full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
+    /// `temperature_plies`, and the full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
     /// is a table, and TOML writes tables after plain values.
     #[serde(flatten)]
     pub play: SelfPlayConfig,

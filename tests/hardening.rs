@@ -124,6 +124,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "mcts:time=0.25,sims=10",
         "az:model=m,probe=0",
         "az:model=m,probe=2",
+        "az:model=m,time=1,probe=2,guard=7",
+        "mcts:sims=10,guard=5",
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
@@ -159,6 +161,11 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         assert_eq!((cfg.escape_probe, cfg.fork_probe), (escape, fork), "{t}");
     }
     assert_eq!("az:model=m,probe=1".parse::<AgentSpec>().unwrap().canonical(), "az:model=m,sims=200");
+    // The guard: off unless asked for, at most 15 plies.
+    assert_eq!("az:model=m".parse::<AgentSpec>().unwrap().guard, 0);
+    assert_eq!("az:model=m,guard=0".parse::<AgentSpec>().unwrap().canonical(), "az:model=m,sims=200");
+    let e = "az:model=m,guard=16".parse::<AgentSpec>().unwrap_err().to_string();
+    assert!(e.contains("guard") && e.contains("0 to 15"), "{e}");
     let e = "az:model=m,probe=3".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("probe") && e.contains("0, 1 or 2"), "{e}");
     // A think time is for searches that can use any number of simulations.

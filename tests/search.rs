@@ -6,7 +6,7 @@ mod common;
 use common::{board, mv, variant};
 use tafl_lab::rules::{Move, Position, Side};
 use tafl_lab::search::lockstep::run_all;
-use tafl_lab::search::solver::{forced_result, Forced};
+use tafl_lab::search::solver::{forced_result, wins_within_limit, Forced, Limit, OneSided};
 use tafl_lab::search::{
     EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult, Ticket, UniformEvaluator,
 };
@@ -972,4 +972,142 @@ fn exhaustive_solver_misses_no_forced_result_that_plain_minimax_finds() {
         }
     }
     assert!(checked > 50 && decided > 5, "{checked} positions, {decided} decided");
+}
+
+// ----- the one-sided solver of the guard (`guard=`) --------------------------------------
+
+/// Brandubh after `moves` (from the start).
+fn brandubh_after(moves: &str) -> Position {
+    let v = variant("brandubh");
+    let mut p = Position::start(v.clone());
+    for m in moves.split_whitespace() {
+        p.play(Move::parse(m, v.geometry).unwrap()).unwrap();
+    }
+    p
+}
+
+/// An attacking game of the brandubh network (generation 747, `time=1,probe=2`) lost to
+/// OpenTafl's AI (docs/results/attack/ot-bdh-p2.txt, game 9), to the attacker move d2-b2 at
+/// ply 15: after it the defenders win by force in 7 plies; 7 of the 35 moves there do not
+/// lose within 7.
+const BEFORE_D2_B2: &str = "d1-b1 d5-g5 d6-g6 c4-c1 g6-c6 d4-d5 b4-b3 c1-d1 f4-f2 d3-f3 b3-b2 d1-f1 b2-d2 f1-d1";
+
+fn unlimited() -> Limit {
+    Limit::moves(u64::MAX)
+}
+
+#[test]
+fn one_sided_solver_proves_the_seven_ply_loss_of_an_opentafl_game() {
+    let v = variant("brandubh");
+    let mut p = brandubh_after(BEFORE_D2_B2);
+    p.play(Move::parse("d2-b2", v.geometry).unwrap()).unwrap();
+    let OneSided::Wins { line } = wins_within_limit(&p, Side::Defenders, 7, &mut unlimited()) else { panic!("the defenders win") };
+    assert_eq!(line.len(), 7, "a shortest win: {line:?}");
+    assert_eq!(winner_after(&p, &line), Some(Side::Defenders));
+    assert_eq!(wins_within_limit(&p, Side::Defenders, 5, &mut unlimited()), OneSided::No);
+    assert!(matches!(forced_result(&p, 7), Forced::Win { plies: 7, .. }), "the two-sided solver agrees");
+    // Before the move: some moves hold for 7 plies, most do not.
+    let p = brandubh_after(BEFORE_D2_B2);
+    let safe = p
+        .legal_moves()
+        .into_iter()
+        .filter(|&m| {
+            let mut q = p.clone();
+            q.play(m).unwrap();
+            wins_within_limit(&q, Side::Defenders, 7, &mut unlimited()) == OneSided::No
+        })
+        .count();
+    assert_eq!((safe, p.legal_moves().len()), (7, 35));
+}
+
+#[test]
+fn one_sided_solver_equals_plain_minimax() {
+    // Positions of random brandubh and Copenhagen games, both sides as the winner asked
+    // about, horizons 0-3: exactly plain minimax's verdict; every win shown replays to it.
+    use rand::{Rng, SeedableRng};
+    let (mut checked, mut wins) = (0, 0);
+    for name in ["brandubh", "copenhagen"] {
+        let v = variant(name);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(31);
+        for _ in 0..12 {
+            let mut p = Position::start(v.clone());
+            while !p.is_over() && p.ply() < 200 {
+                if p.ply() % 5 == 1 {
+                    for winner in [Side::Attackers, Side::Defenders] {
+                        for h in 0..=if name == "brandubh" { 3 } else { 2 } {
+                            let found = wins_within_limit(&p, winner, h, &mut unlimited());
+                            assert_eq!(matches!(found, OneSided::Wins { .. }), naive_wins_within(&p, winner, h), "{name} ply {} {winner:?} {h}", p.ply());
+                            if let OneSided::Wins { line } = found {
+                                wins += 1;
+                                assert!(line.len() as u32 <= h);
+                                assert_eq!(winner_after(&p, &line), Some(winner), "{name}: {line:?}");
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+                let moves = p.legal_moves();
+                p.make(moves[rng.gen_range(0..moves.len())]);
+            }
+        }
+    }
+    assert!(checked > 500 && wins > 20, "{checked} verdicts, {wins} wins");
+}
+
+#[test]
+fn one_sided_solver_stops_at_its_limit() {
+    let v = variant("brandubh");
+    let mut p = brandubh_after(BEFORE_D2_B2);
+    p.play(Move::parse("d2-b2", v.geometry).unwrap()).unwrap();
+    assert_eq!(wins_within_limit(&p, Side::Defenders, 7, &mut Limit::moves(100)), OneSided::OutOfLimit);
+    let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+    // A deadline already past stops it at its first look at the clock.
+    let mut limit = Limit { deadline: Some(past), ..Limit::moves(u64::MAX) };
+    assert_eq!(wins_within_limit(&p, Side::Defenders, 9, &mut limit), OneSided::OutOfLimit);
+    let mut limit = Limit::moves(10_000_000);
+    assert!(matches!(wins_within_limit(&p, Side::Defenders, 7, &mut limit), OneSided::Wins { .. }));
+    assert!(limit.moves < 10_000_000, "moves were counted");
+}
+
+#[test]
+fn the_guard_keeps_an_agent_out_of_a_forced_loss_its_search_cannot_see() {
+    // Before d2-b2 (above) 28 of the 35 attacker moves lose within 7 plies. A rollout search
+    // of 64 simulations picks one of them; with `guard=7` the agent plays a move after which
+    // the defenders have no forced win within 7.
+    use tafl_lab::arena::{Agent, AgentSpec};
+    let p = brandubh_after(BEFORE_D2_B2);
+    let loses = |m: Move| {
+        let mut q = p.clone();
+        q.play(m).unwrap();
+        wins_within_limit(&q, Side::Defenders, 7, &mut unlimited()) != OneSided::No
+    };
+    let v = variant("brandubh");
+    let mut walked_in = 0;
+    let mut m = None;
+    for seed in 0..8 {
+        let mut plain = Agent::new(&"mcts:sims=64".parse::<AgentSpec>().unwrap(), &v, seed).unwrap();
+        walked_in += usize::from(loses(plain.choose(&p).unwrap()));
+        let mut guarded = Agent::new(&"mcts:sims=64,guard=7".parse::<AgentSpec>().unwrap(), &v, seed).unwrap();
+        let g = guarded.choose(&p).unwrap();
+        assert!(!loses(g), "seed {seed}: {g} loses within 7 plies");
+        m = Some(g);
+    }
+    assert!(walked_in >= 2, "the plain search walks into it with {walked_in} seeds of 8");
+    let m = m.unwrap();
+    // The guard on the defenders' side: a guarded defender never steps into a forced capture
+    // within 3 plies where a move that avoids one exists (checked on its next move).
+    let mut q = p.clone();
+    q.play(m).unwrap();
+    let mut guarded = Agent::new(&"mcts:sims=64,guard=3".parse::<AgentSpec>().unwrap(), &v, 5).unwrap();
+    let d = guarded.choose(&q).unwrap();
+    let mut r = q.clone();
+    r.play(d).unwrap();
+    let any_safe = q.legal_moves().into_iter().any(|m| {
+        let mut r = q.clone();
+        r.play(m).unwrap();
+        wins_within_limit(&r, Side::Attackers, 3, &mut unlimited()) == OneSided::No
+    });
+    if any_safe {
+        assert_eq!(wins_within_limit(&r, Side::Attackers, 3, &mut unlimited()), OneSided::No, "{d}");
+    }
 }

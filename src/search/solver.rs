@@ -1,15 +1,22 @@
-//! An exhaustive search for short forced wins: does the side to move win, or lose, by force
-//! within N plies, whatever the other side plays?
+//! Exhaustive searches for short forced wins: does a side win by force within N plies,
+//! whatever the other side plays?
 //!
-//! Why it exists beside the MCTS solver: that one proves only what its simulations happen to
-//! reach, and a network's priors decide where they go. This one looks at every move, so its
+//! Why they exist beside the MCTS solver: that one proves only what its simulations happen to
+//! reach, and a network's priors decide where they go. These look at every move, so their
 //! "no" means no forced win exists within the horizon, by tafl-lab's rules (repetition
-//! included: the position carries its history). Its use is checking a game's end that was not
-//! played out, e.g. an engine that resigned: the record shows the final position lost for the
-//! resigning side when the other side forces a win from it within a few plies.
+//! included: the position carries its history). Two uses:
+//! - checking a game's end that was not played out, e.g. an engine that resigned
+//!   ([`forced_result`], `analyze --exhaustive`): the record shows the final position lost
+//!   for the resigning side when the other side forces a win from it within a few plies;
+//! - the agents' guard (`guard=PLIES`, [`wins_within_limit`]): before playing the move its
+//!   search chose, an agent checks that the opponent cannot then force a win within PLIES
+//!   plies, under a budget of moves and time.
 //!
-//! Cost: it visits every line to the horizon where the defending side has a way out, so it is
-//! for a few plies only (4 in Copenhagen is under a second when one side has few moves).
+//! Both are one search ([`one_sided`]: can `winner` win within `plies`?) that tries the
+//! moves that end tafl games first (the king's, then those landing beside it or in its row
+//! or column), so a refutation is usually the loser's first or second reply. No transposition
+//! table: repetition needs each line's own history. Cost grows about 30-fold per two plies:
+//! 7 plies of brandubh take tens of milliseconds to a second, 9 take seconds.
 
 use crate::rules::{Move, Position, Side};
 
@@ -26,85 +33,251 @@ pub enum Forced {
     Unknown,
 }
 
-/// Searches every line up to `max_plies` plies, shortest horizon first, and says whether the
-/// side to move wins or loses by force within it. A position whose game is over reports its
+/// Searches every line up to `max_plies` plies, shortest horizon first (a win of the side to
+/// move before a loss at each), and says whether the side to move wins or loses by force
+/// within it. A position whose game is over reports its
 /// result at 0 plies; a draw is never a forced win.
 pub fn forced_result(pos: &Position, max_plies: u32) -> Forced {
     let mut p = pos.clone();
     let me = p.to_move();
+    let mut lists = MoveLists::default();
+    let mut limit = Limit::moves(u64::MAX);
+    let mut at = |winner: Side, plies: u32, line: &mut Vec<Move>| matches!(one_sided(&mut p, winner, plies, &mut limit, line, &mut lists, 0), Ok(true));
     for plies in 0..=max_plies {
         let mut line = Vec::new();
-        if wins_within(&mut p, me, plies, &mut line) {
+        if at(me, plies, &mut line) {
             return Forced::Win { plies, line };
         }
         line.clear();
-        if wins_within(&mut p, me.opponent(), plies, &mut line) {
+        if at(me.opponent(), plies, &mut line) {
             return Forced::Loss { plies, line };
         }
     }
     Forced::Unknown
 }
 
-/// Whether `winner` wins within `plies` plies from `pos` whatever the other side plays. On
-/// success `line` holds one line of play to the win (appended to what it held).
-fn wins_within(pos: &mut Position, winner: Side, plies: u32, line: &mut Vec<Move>) -> bool {
+/// What [`wins_within_limit`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OneSided {
+    /// The side asked about wins within the horizon whatever the other side plays; `line` is
+    /// one such line (its first winning move found at each turn, the other side's longest
+    /// resistance).
+    Wins { line: Vec<Move> },
+    /// It does not (exact: every line to the horizon was looked at).
+    No,
+    /// The limit ran out before an answer.
+    OutOfLimit,
+}
+
+/// What [`wins_within_limit`] may spend: moves made, and optionally a wall-clock deadline
+/// (looked at every few thousand moves).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    pub moves: u64,
+    pub deadline: Option<std::time::Instant>,
+    /// Which wins count (see [`Scope`]).
+    pub scope: Scope,
+}
+
+/// Which of the winner's moves [`wins_within_limit`] tries as a win at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every move: exact.
+    Exact,
+    /// Only the moves that end almost every tafl game: the king's (for the defenders) and
+    /// those landing beside the king (for the attackers). Three to five times faster; it may
+    /// miss a win that ends another way (an exit fort, a side left without moves), never
+    /// claims one that is not there: each line found is played to the rules' own result.
+    Tactical,
+}
+
+impl Limit {
+    /// At most `moves` moves made, no deadline, every win counted: the same exact answer on
+    /// any machine.
+    pub fn moves(moves: u64) -> Limit {
+        Limit { moves, deadline: None, scope: Scope::Exact }
+    }
+
+    fn spend(&mut self) -> Result<(), OutOfLimit> {
+        if self.moves == 0 {
+            return Err(OutOfLimit);
+        }
+        self.moves -= 1;
+        if self.moves % 4096 == 0 && self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            self.moves = 0;
+            return Err(OutOfLimit);
+        }
+        Ok(())
+    }
+}
+
+/// The one-sided question of [`forced_result`], asked cheaply: does `winner` win within
+/// `plies` plies from `pos` whatever the other side plays? Exact, like [`forced_result`]
+/// (every move of both sides to the horizon), but it looks for one side's win only and
+/// tries first the moves that end tafl games: the king's, then those landing beside it,
+/// then those in its row or column. A refutation is then usually the loser's first or second
+/// reply, which makes 7 plies of brandubh cost tens of milliseconds where [`forced_result`]
+/// takes seconds.
+///
+/// Its use is the guard of agents (`guard=`): a search that sees a few plies deep checks its
+/// chosen move against the other side's forced wins. The brandubh network's attacking games
+/// lost to OpenTafl's AI were lost to such wins 7 plies deep, which neither the network's
+/// value nor the escape and fork probes (3 plies) see.
+pub fn wins_within_limit(pos: &Position, winner: Side, plies: u32, limit: &mut Limit) -> OneSided {
+    let mut p = pos.clone();
+    let mut lists = MoveLists::default();
+    let mut line = Vec::new();
+    // Shortest horizon first, so the line shown is a shortest win (and a near win is found
+    // before a deep search of the rest).
+    // The winner's own moves end its wins, so only horizons of one parity are new (with the
+    // horizon itself last, whatever its parity, for exactness).
+    let first = if p.to_move() == winner { 1 } else { 2 };
+    let horizons = std::iter::once(0).chain((first..plies).step_by(2)).chain(std::iter::once(plies));
+    let mut last = None;
+    for h in horizons {
+        if last == Some(h) || h > plies {
+            continue;
+        }
+        last = Some(h);
+        line.clear();
+        match one_sided(&mut p, winner, h, limit, &mut line, &mut lists, 0) {
+            Ok(true) => return OneSided::Wins { line },
+            Ok(false) => {}
+            Err(OutOfLimit) => return OneSided::OutOfLimit,
+        }
+    }
+    OneSided::No
+}
+
+struct OutOfLimit;
+
+/// Move lists per depth, kept between calls.
+#[derive(Default)]
+struct MoveLists {
+    lists: Vec<Vec<Move>>,
+}
+
+impl MoveLists {
+    fn take(&mut self, depth: usize) -> Vec<Move> {
+        if self.lists.len() <= depth {
+            self.lists.resize_with(depth + 1, Vec::new);
+        }
+        let mut v = std::mem::take(&mut self.lists[depth]);
+        v.clear();
+        v
+    }
+    fn give(&mut self, depth: usize, v: Vec<Move>) {
+        self.lists[depth] = v;
+    }
+}
+
+/// The order of [`wins_within_limit`]: the king's moves, then moves landing beside it, in
+/// its row or column, then the rest nearest first.
+fn king_first(king: crate::rules::Square) -> impl Fn(&Move) -> u32 {
+    move |m: &Move| {
+        if m.from == king {
+            return 0;
+        }
+        let (df, dr) = (u32::from(m.to.file().abs_diff(king.file())), u32::from(m.to.rank().abs_diff(king.rank())));
+        match (df + dr, df.min(dr)) {
+            (1, _) => 1,
+            (_, 0) => 2,
+            (_, near) => 2 + near,
+        }
+    }
+}
+
+/// [`Scope::Tactical`]'s test: a king move for the defenders, a move beside the king for the
+/// attackers.
+fn may_end_the_game(pos: &Position, winner: Side, m: Move) -> bool {
+    let king = pos.king();
+    match winner {
+        Side::Defenders => m.from == king,
+        Side::Attackers => m.to.file().abs_diff(king.file()) + m.to.rank().abs_diff(king.rank()) == 1,
+    }
+}
+
+fn one_sided(pos: &mut Position, winner: Side, plies: u32, limit: &mut Limit, line: &mut Vec<Move>, lists: &mut MoveLists, depth: usize) -> Result<bool, OutOfLimit> {
     if let Some(o) = pos.outcome() {
-        return o.winner == Some(winner);
+        return Ok(o.winner == Some(winner));
     }
     if plies == 0 {
-        return false;
+        return Ok(false);
     }
-    let moves = pos.legal_moves();
-    let to_move = pos.to_move();
+    let mut moves = lists.take(depth);
+    pos.generate_moves(&mut moves);
+    moves.sort_by_key(king_first(pos.king()));
     let start = line.len();
-    if to_move == winner {
-        // Any move that wins will do: try the ones that end the game at once first.
-        let mut rest = Vec::with_capacity(moves.len());
-        for &mv in &moves {
-            let undo = pos.make(mv);
-            let won = pos.outcome().is_some_and(|o| o.winner == Some(winner));
-            pos.unmake(mv, &undo);
-            if won {
-                line.push(mv);
-                return true;
+    let mut result = Ok(pos.to_move() != winner);
+    if pos.to_move() == winner {
+        // Wins at once first; deeper lines only with at least three plies (the other side
+        // moves in between, and its move cannot end the game for us... except by the rules,
+        // which the outcome check of the recursion reads, so two plies are searched too).
+        'search: for pass in 0..2 {
+            if pass == 1 && plies < 2 {
+                break;
             }
-            rest.push(mv);
-        }
-        if plies < 2 {
-            return false;
-        }
-        // Order only, so exactness is kept: king moves first, then moves ending nearest the
-        // king (where the fights that end tafl games are).
-        let king = pos.king();
-        rest.sort_by_key(|m| if m.from == king { 0 } else { 1 + king.file().abs_diff(m.to.file()) as u32 + king.rank().abs_diff(m.to.rank()) as u32 });
-        for mv in rest {
-            let undo = pos.make(mv);
-            line.push(mv);
-            let won = wins_within(pos, winner, plies - 1, line);
-            pos.unmake(mv, &undo);
-            if won {
-                return true;
+            for &m in &moves {
+                if let Err(e) = limit.spend() {
+                    result = Err(e);
+                    break 'search;
+                }
+                if pass == 0 && limit.scope == Scope::Tactical && !may_end_the_game(pos, winner, m) {
+                    continue;
+                }
+                let undo = pos.make(m);
+                line.push(m);
+                let won = if pass == 0 {
+                    Ok(pos.outcome().is_some_and(|o| o.winner == Some(winner)))
+                } else if pos.outcome().is_some() {
+                    Ok(false)
+                } else {
+                    one_sided(pos, winner, plies - 1, limit, line, lists, depth + 1)
+                };
+                pos.unmake(m, &undo);
+                match won {
+                    Ok(true) => {
+                        result = Ok(true);
+                        break 'search;
+                    }
+                    Ok(false) => line.truncate(start),
+                    Err(e) => {
+                        line.truncate(start);
+                        result = Err(e);
+                        break 'search;
+                    }
+                }
             }
-            line.truncate(start);
         }
-        false
     } else {
-        // The loser: every move must lose; the line shown is the longest resistance found.
-        // With no move at all the rules have already ended the game (outcome above).
+        // The loser: every reply must lose; the line kept is the longest resistance.
         let mut longest: Vec<Move> = Vec::new();
-        for mv in moves {
-            let undo = pos.make(mv);
-            let mut sub = vec![mv];
-            let lost = wins_within(pos, winner, plies - 1, &mut sub);
-            pos.unmake(mv, &undo);
-            if !lost {
-                return false;
+        for &r in &moves {
+            if let Err(e) = limit.spend() {
+                result = Err(e);
+                break;
             }
-            if sub.len() > longest.len() {
-                longest = sub;
+            let undo = pos.make(r);
+            let mut sub = vec![r];
+            let lost = one_sided(pos, winner, plies - 1, limit, &mut sub, lists, depth + 1);
+            pos.unmake(r, &undo);
+            match lost {
+                Ok(true) if sub.len() > longest.len() => longest = sub,
+                Ok(true) => {}
+                Ok(false) => {
+                    result = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
-        line.extend(longest);
-        true
+        if matches!(result, Ok(true)) {
+            line.extend(longest);
+        }
     }
+    lists.give(depth, moves);
+    result
 }

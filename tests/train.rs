@@ -136,7 +136,11 @@ fn resume_after_a_kill_continues_the_generations_and_keeps_every_shard() {
     let before = shards(&dir);
     let reached = state_generation(&dir).unwrap();
     let target = reached + 2;
-    ok(&run(&["train", "--run-dir", d, "--resume", "--generations", &target.to_string(), "--quiet"]));
+    let o = run(&["train", "--run-dir", d, "--resume", "--generations", &target.to_string(), "--quiet"]);
+    ok(&o);
+    // The start line says the budget counts the whole run, and what is spent of it.
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains(&format!("budget: {target} generations for the whole run (")) && said.contains("minutes spent in earlier sittings)"), "{said}");
     assert_eq!(generations(&dir), (1..=target).collect::<Vec<_>>(), "each generation once, in order");
     assert_eq!(state_generation(&dir), Some(target));
     let after = shards(&dir);

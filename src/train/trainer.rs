@@ -136,7 +136,7 @@ impl Trainer {
             crate::nn::cores(),
             state.generation,
             window.len(),
-            budget_text(&cfg)
+            budget_text(&cfg, state.wall_seconds)
         ));
         Ok(Trainer { rd, cfg, variant, device, net, sgd, window, gate, state })
     }
@@ -339,8 +339,19 @@ impl Trainer {
     }
 }
 
-fn budget_text(cfg: &RunConfig) -> String {
+/// The budget as the start line prints it; on a resumed run it says that minutes and
+/// generations count the whole run, and how much of it is spent.
+fn budget_text(cfg: &RunConfig, spent_seconds: f64) -> String {
     let plural = |n: f64, unit: &str| format!("{n} {unit}{}", if n == 1.0 { "" } else { "s" });
+    let text = budget_only(cfg, plural);
+    if spent_seconds > 0.0 && (cfg.budget.minutes > 0.0 || cfg.budget.generations > 0) {
+        format!("{text} for the whole run ({:.1} minutes spent in earlier sittings)", spent_seconds / 60.0)
+    } else {
+        text
+    }
+}
+
+fn budget_only(cfg: &RunConfig, plural: impl Fn(f64, &str) -> String) -> String {
     match (cfg.budget.generations, cfg.budget.minutes) {
         (0, m) if m <= 0.0 => "none (stop with Ctrl-C; --resume continues)".into(),
         (0, m) => plural(m, "minute"),

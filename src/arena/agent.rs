@@ -241,9 +241,7 @@ impl FromStr for AgentSpec {
                         _ => return Err(number("0, 1 or 2")),
                     }
                 }
-                "guard" => {
-                    spec.guard = value.parse().ok().filter(|&n: &u32| n <= 15).ok_or_else(|| number("a number of plies, 0 to 15"))?
-                }
+                "guard" => spec.guard = value.parse().ok().filter(|&n: &u32| n <= 15).ok_or_else(|| number("a number of plies, 0 to 15"))?,
                 "time" => {
                     let secs =
                         value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).ok_or_else(|| number("a positive number of seconds"))?;

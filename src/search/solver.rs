@@ -192,7 +192,15 @@ fn may_end_the_game(pos: &Position, winner: Side, m: Move) -> bool {
     }
 }
 
-fn one_sided(pos: &mut Position, winner: Side, plies: u32, limit: &mut Limit, line: &mut Vec<Move>, lists: &mut MoveLists, depth: usize) -> Result<bool, OutOfLimit> {
+fn one_sided(
+    pos: &mut Position,
+    winner: Side,
+    plies: u32,
+    limit: &mut Limit,
+    line: &mut Vec<Move>,
+    lists: &mut MoveLists,
+    depth: usize,
+) -> Result<bool, OutOfLimit> {
     if let Some(o) = pos.outcome() {
         return Ok(o.winner == Some(winner));
     }

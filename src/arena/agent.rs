@@ -524,11 +524,8 @@ impl Agent {
                 }
                 Some(moves[rng.gen_range(0..moves.len())])
             }
-            Engine::Search { .. } => {
-                let (guard, think_time) = match &self.engine {
-                    Engine::Search { guard, think_time, .. } => (*guard, time.or(*think_time)),
-                    _ => unreachable!(),
-                };
+            Engine::Search { guard, think_time, .. } => {
+                let (guard, think_time) = (*guard, time.or(*think_time));
                 let started = std::time::Instant::now();
                 let search_time = think_time.filter(|_| guard > 0).map(|t| t.mul_f64(1.0 - GUARD_TIME_SHARE));
                 let result = self.think_for(pos, search_time.or(think_time))?;

@@ -216,20 +216,19 @@ fn one_sided(
     let start = line.len();
     let mut result = Ok(pos.to_move() != winner);
     if pos.to_move() == winner {
-        // Wins at once first; deeper lines only with at least three plies (the other side
-        // moves in between, and its move cannot end the game for us... except by the rules,
-        // which the outcome check of the recursion reads, so two plies are searched too).
+        // Wins at once first, then deeper lines from two plies on (the other side's reply can
+        // end the game for us by the rules, e.g. by leaving it without a move).
         'search: for pass in 0..2 {
             if pass == 1 && plies < 2 {
                 break;
             }
             for &m in &moves {
+                if pass == 0 && limit.scope == Scope::Tactical && !may_end_the_game(pos, winner, m) {
+                    continue;
+                }
                 if let Err(e) = limit.spend() {
                     result = Err(e);
                     break 'search;
-                }
-                if pass == 0 && limit.scope == Scope::Tactical && !may_end_the_game(pos, winner, m) {
-                    continue;
                 }
                 let undo = pos.make(m);
                 line.push(m);

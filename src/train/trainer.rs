@@ -342,8 +342,7 @@ impl Trainer {
 /// The budget as the start line prints it; on a resumed run it says that minutes and
 /// generations count the whole run, and how much of it is spent.
 fn budget_text(cfg: &RunConfig, spent_seconds: f64) -> String {
-    let plural = |n: f64, unit: &str| format!("{n} {unit}{}", if n == 1.0 { "" } else { "s" });
-    let text = budget_only(cfg, plural);
+    let text = budget_only(cfg);
     if spent_seconds > 0.0 && (cfg.budget.minutes > 0.0 || cfg.budget.generations > 0) {
         format!("{text} for the whole run ({:.1} minutes spent in earlier sittings)", spent_seconds / 60.0)
     } else {
@@ -351,7 +350,8 @@ fn budget_text(cfg: &RunConfig, spent_seconds: f64) -> String {
     }
 }
 
-fn budget_only(cfg: &RunConfig, plural: impl Fn(f64, &str) -> String) -> String {
+fn budget_only(cfg: &RunConfig) -> String {
+    let plural = |n: f64, unit: &str| format!("{n} {unit}{}", if n == 1.0 { "" } else { "s" });
     match (cfg.budget.generations, cfg.budget.minutes) {
         (0, m) if m <= 0.0 => "none (stop with Ctrl-C; --resume continues)".into(),
         (0, m) => plural(m, "minute"),

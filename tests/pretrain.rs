@@ -213,3 +213,57 @@ fn pretrain_refuses_what_it_cannot_use() {
     fails_with(&run(&["pretrain", "--variant", "brandubh", "--games", empty.to_str().unwrap(), "--out", out.to_str().unwrap()]), "no .csv, .txt or .otg");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The records of `write_records` mixed into a run's batches (`train.human_games`): the
+/// network of one generation puts more of its prior on the opening every record plays than
+/// the same run without them, and the start says what it read. A share without records, or
+/// records that do not exist, are refused before the run starts.
+#[test]
+fn a_run_mixes_human_records_into_its_batches() {
+    let dir = scratch("human-mix");
+    write_records(&dir);
+    let smoke = std::fs::read_to_string("configs/runs/smoke.toml").unwrap();
+    let base = smoke.replace("steps_per_generation = 3", "steps_per_generation = 60").replace("learning_rate = 0.01", "learning_rate = 0.05");
+    let records = format!("human_games = [{:?}, {:?}]\n", dir.join("games.csv").to_str().unwrap(), dir.join("games.txt").to_str().unwrap());
+    let mixed = base.replace("[eval]", &format!("{records}human_share = 0.75\n\n[eval]"));
+    let g = Variant::preset("brandubh").expect("preset").geometry;
+    let opening = Move::parse(OPENING, g).unwrap();
+    let images: Vec<String> = Symmetry::ALL.iter().map(|s| s.mv(g, opening).to_string()).collect();
+    let opening_prior = |name: &str, config: &str| -> (f64, String) {
+        let cfg = dir.join(format!("{name}.toml"));
+        std::fs::write(&cfg, config).unwrap();
+        let run_dir = dir.join(name);
+        let o = run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap(), "--generations", "1", "--quiet"]);
+        let out = ok(&o) + &String::from_utf8_lossy(&o.stderr);
+        let spec = format!("az:model={},sims=1", run_dir.join("models/000001.safetensors").display());
+        let a: serde_json::Value =
+            serde_json::from_str(&ok(&run(&["analyze", "--variant", "brandubh", "--agent", &spec, "--json", "--device", "cpu", "--top", "100"]))).unwrap();
+        let mass = a["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| images.contains(&m["move"].as_str().unwrap().to_string()))
+            .map(|m| m["prior"].as_f64().unwrap())
+            .sum();
+        (mass, out)
+    };
+    let (alone, _) = opening_prior("selfplay-only", &base);
+    let (with_human, out) = opening_prior("mixed", &mixed);
+    // 30 good games of the two files; the CSV's three bad ones are skipped and counted.
+    assert!(out.contains("train.human_games: 30 games") && out.contains("3 skipped") && out.contains("make 24 of each batch of 32"), "{out}");
+    eprintln!("prior on the opening's images: {with_human:.3} mixed, {alone:.3} self-play only");
+    assert!(with_human > alone + 0.1, "prior on the opening's images: {with_human} mixed, {alone} self-play only");
+
+    let refused = |name: &str, config: String, needle: &str| {
+        let cfg = dir.join(format!("{name}.toml"));
+        std::fs::write(&cfg, config).unwrap();
+        let run_dir = dir.join(name);
+        fails_with(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap(), "--generations", "1", "--quiet"]), needle);
+        assert!(!run_dir.join("state.json").exists(), "{name}: nothing is started");
+    };
+    refused("no-records", base.replace("[eval]", "human_share = 0.5\n\n[eval]"), "train.human_share is set but train.human_games names no records");
+    refused("no-share", base.replace("[eval]", &format!("{records}\n[eval]")), "train.human_share is 0");
+    refused("whole-batch", mixed.replace("human_share = 0.75", "human_share = 1.0"), "train.human_share = 1: must be in [0, 1)");
+    refused("missing", mixed.replace("games.txt", "nope.txt"), "train.human_games");
+    let _ = std::fs::remove_dir_all(&dir);
+}

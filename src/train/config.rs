@@ -260,6 +260,18 @@ pub struct TrainSection {
     /// `replay::value_target`).
     #[serde(default = "one_f32")]
     pub value_discount: f32,
+    /// Human game records (files or folders, as `pretrain --games` takes them; relative to
+    /// the working directory) mixed into every training batch, so that self-play refines
+    /// what the human games taught rather than replacing it. Empty: self-play only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub human_games: Vec<std::path::PathBuf>,
+    /// Share of each batch drawn from `human_games` (0 = none; needs `human_games`).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub human_share: f64,
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn one_f32() -> f32 {
@@ -400,6 +412,14 @@ impl RunConfig {
         }
         if t.min_positions > t.window_positions {
             return Err("train.min_positions exceeds train.window_positions".into());
+        }
+        if !(0.0..1.0).contains(&t.human_share) {
+            return Err(format!("train.human_share = {}: must be in [0, 1) (0 = self-play only)", t.human_share));
+        }
+        match (t.human_games.is_empty(), t.human_share > 0.0) {
+            (true, true) => return Err("train.human_share is set but train.human_games names no records".into()),
+            (false, false) => return Err("train.human_games is set but train.human_share is 0: give the share of each batch".into()),
+            _ => {}
         }
         let e = &self.eval;
         if !["az", "gumbel"].contains(&e.agent.as_str()) {

@@ -35,6 +35,18 @@ pub struct Batch {
     pub wdl: Tensor,
 }
 
+impl Batch {
+    /// This batch followed by `other` (the same network's encoding and board).
+    pub fn cat(&self, other: &Batch) -> Batch {
+        Batch {
+            input: Tensor::cat(&[&self.input, &other.input], 0),
+            policy: Tensor::cat(&[&self.policy, &other.policy], 0),
+            policy_mask: Tensor::cat(&[&self.policy_mask, &other.policy_mask], 0),
+            wdl: Tensor::cat(&[&self.wdl, &other.wdl], 0),
+        }
+    }
+}
+
 /// Recent positions, newest last, at most `capacity`.
 pub struct ReplayWindow {
     variant: Arc<Variant>,

@@ -8,11 +8,13 @@
 //! generation.
 
 use super::ingest::{fill_window, ShardGate};
+use super::pretrain::{load_games, record_files, LoadedGames};
 use super::replay::{self, ReplayWindow};
 use super::run_dir::create_run;
 use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, RunState, TrainError};
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
+use crate::nn::encoding::Encoding;
 use crate::nn::{parse_device, TaflNet};
 use crate::report::metrics::{CalibrationMetrics, EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use crate::rules::{Side, Variant};
@@ -60,6 +62,8 @@ pub(super) struct Trainer {
     pub(super) net: TaflNet,
     pub(super) sgd: optim::Sgd,
     pub(super) window: ReplayWindow,
+    /// The human games of `train.human_games`, when the config mixes them into each batch.
+    pub(super) human: Option<ReplayWindow>,
     pub(super) gate: ShardGate,
     pub(super) state: RunState,
 }
@@ -87,6 +91,7 @@ impl Trainer {
         }
         let variant = Arc::new(Variant::from_spec(&cfg.variant).map_err(|e| TrainError::Config { field: "variant", message: e.to_string() })?);
         let device = parse_device(&cfg.device)?;
+        let human_games = load_human_games(&cfg, &variant)?;
         let mut state = match existing {
             Some(_) if overrides.init.is_some() => {
                 return Err(TrainError::InitOnExistingRun { dir: dir.to_path_buf() });
@@ -138,7 +143,8 @@ impl Trainer {
             window.len(),
             budget_text(&cfg, state.wall_seconds)
         ));
-        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, gate, state })
+        let human = human_games.map(|h| human_window(&cfg, &h, &variant, net.config.encoding, reporter));
+        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state })
     }
 
     /// Runs generations until the budget is spent: the generation count, or the minutes
@@ -281,8 +287,12 @@ impl Trainer {
         let (mut lt, mut lp, mut lv, mut steps) = (0.0, 0.0, 0.0, 0usize);
         if self.window.len() >= cfg.train.min_positions.max(1) {
             reporter.start(&format!("gen {generation} training"), cfg.train.steps_per_generation as u64);
+            let from_human = self.human.as_ref().map_or(0, |_| human_part(cfg.train.batch_size, cfg.train.human_share));
             for _ in 0..cfg.train.steps_per_generation {
-                let batch = self.window.batch(cfg.train.batch_size, &mut rng, self.device);
+                let mut batch = self.window.batch(cfg.train.batch_size - from_human, &mut rng, self.device);
+                if let Some(human) = self.human.as_ref().filter(|_| from_human > 0) {
+                    batch = batch.cat(&human.batch(from_human, &mut rng, self.device));
+                }
                 let (total, p, v) = replay::losses(&self.net, &batch, cfg.train.value_weight);
                 self.sgd.zero_grad();
                 total.backward();
@@ -337,6 +347,49 @@ impl Trainer {
         }
         Ok((eval, summary))
     }
+}
+
+/// The games of `train.human_games`, checked with the rules (`None` when the config names
+/// none): read before a run is created, so that a bad file starts nothing.
+fn load_human_games(cfg: &RunConfig, variant: &Arc<Variant>) -> Result<Option<LoadedGames>, TrainError> {
+    if cfg.train.human_games.is_empty() {
+        return Ok(None);
+    }
+    let bad = |message: String| TrainError::Config { field: "train.human_games", message };
+    let files = record_files(&cfg.train.human_games).map_err(|e| bad(e.to_string()))?;
+    let loaded = load_games(&files, variant).map_err(|e| bad(e.to_string()))?;
+    if loaded.games.is_empty() {
+        return Err(bad(format!("no usable {} game in {} file(s) ({} read, {} skipped)", variant.name, files.len(), loaded.read, loaded.skipped_total())));
+    }
+    Ok(Some(loaded))
+}
+
+/// A window of every position of the human games in the network's `encoding`, with plain
+/// game results as value targets (as `pretrain` trains on them).
+fn human_window(cfg: &RunConfig, loaded: &LoadedGames, variant: &Arc<Variant>, encoding: Encoding, reporter: &dyn Reporter) -> ReplayWindow {
+    let total: usize = loaded.games.iter().map(|g| g.plies.len()).sum();
+    let mut w = ReplayWindow::new(variant.clone(), encoding, total.max(1), 1.0);
+    for g in &loaded.games {
+        w.add_game(g);
+    }
+    reporter.line(&format!(
+        "train.human_games: {} games ({} positions; {} skipped) make {} of each batch of {}",
+        loaded.games.len(),
+        w.len(),
+        loaded.skipped_total(),
+        human_part(cfg.train.batch_size, cfg.train.human_share),
+        cfg.train.batch_size
+    ));
+    w
+}
+
+/// Samples of a batch of `batch` drawn from the human games at `share`: at least one and
+/// at most all but one, so that both sources train at any share in (0, 1).
+fn human_part(batch: usize, share: f64) -> usize {
+    if share <= 0.0 || batch < 2 {
+        return 0;
+    }
+    ((batch as f64 * share).round() as usize).clamp(1, batch - 1)
 }
 
 /// The budget as the start line prints it; on a resumed run it says that minutes and
@@ -402,7 +455,6 @@ fn play_match(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::encoding::Encoding;
     use std::sync::Mutex;
 
     /// Keeps the lines, ignores the bars.
@@ -415,6 +467,17 @@ mod tests {
         fn line(&self, text: &str) {
             self.0.lock().expect("not poisoned").push(text.to_string());
         }
+    }
+
+    /// Both sources train at any share in (0, 1); none at 0.
+    #[test]
+    fn the_human_part_of_a_batch_leaves_room_for_both_sources() {
+        assert_eq!(human_part(256, 0.5), 128);
+        assert_eq!(human_part(32, 0.75), 24);
+        assert_eq!(human_part(32, 0.999), 31);
+        assert_eq!(human_part(32, 0.001), 1);
+        assert_eq!(human_part(32, 0.0), 0);
+        assert_eq!(human_part(1, 0.5), 0);
     }
 
     /// A new run from the shipped (version-1) model with the default config (version 2 for

@@ -72,10 +72,18 @@ fn full_copenhagen_games_against_hnefatafl_copenhagen_on_both_sides() {
     // last move with `generate_move`, and tafl-lab referees the end. (Games it plays from the
     // start to the end on both sides are played over TCP, at depth 1, below.) Its limit only
     // catches a hang, not a slow move on a busy machine.
+    //
+    // The model is pinned to the first Copenhagen net (`model.safetensors`), not the shipped
+    // one: its AI scores every forced win `inf` and does not prefer the shortest, so whether it
+    // takes a win in one depends on the position. In the shipped self-play net's seed-5 game it
+    // answered `d8 c8` (`score: inf`) where `e5 c5` won at once, and eight plies later it
+    // answered `generate_move` with the other side's move (`? message: play: it isn't your
+    // turn`): a forfeit, rightly scored as one, that this test is not about.
     let Some(engine) = require(Need::HtpEngine) else { return };
     let htp: AgentSpec = format!("htp:cmd=\"{}\",time=600", engine.display()).parse().unwrap();
     let random: AgentSpec = "random".parse().unwrap();
-    let model: AgentSpec = format!("az:model=\"{}\",sims=16", Path::new(env!("CARGO_MANIFEST_DIR")).join("models/copenhagen").display()).parse().unwrap();
+    let model: AgentSpec =
+        format!("az:model=\"{}\",sims=16", Path::new(env!("CARGO_MANIFEST_DIR")).join("models/copenhagen/model.safetensors").display()).parse().unwrap();
     for side in [Side::Attackers, Side::Defenders] {
         // The model on `side` against a random player (A attacks in the first game), in the
         // first of a few seeded games that is long enough to be worth replaying.

@@ -13,6 +13,8 @@
 #   MATCHUP: model-ab, mcts-ab, model-mc, mcts-mc (default: all four), or attack-ab: the
 #   attack of issue 28, one game a piece with tafl-lab attacking (--a-side attackers): the
 #   planes-v2 network with the fork probe at 400 simulations against the alpha-beta AI.
+#   TAFL_LAB_ATTACK_MODEL names another network for attack-ab (default: the pretrained v2 one
+#   that sitting 4 measured; models/copenhagen is the shipped self-play network).
 # The alpha-beta AI takes from seconds to over ten minutes a move (one thread); a two-game
 # piece against it takes 15-40 minutes on 2 cores. Run nothing else beside the monte-carlo
 # matches: that AI thinks for a fixed time, so a loaded machine weakens it.
@@ -41,7 +43,7 @@ for m in "${matchups[@]}"; do
         mcts-ab) a="mcts:sims=400" b=$ab ;;
         model-mc) a="az:model=models/copenhagen,sims=64,precision=fp32" b=$mc ;;
         mcts-mc) a="mcts:sims=400" b=$mc ;;
-        attack-ab) a="az:model=models/copenhagen/pretrained-v2.safetensors,sims=400,probe=2" b=$ab ;;
+        attack-ab) a="az:model=${TAFL_LAB_ATTACK_MODEL:-models/copenhagen/pretrained-v2.safetensors},sims=400,probe=2" b=$ab ;;
         *) echo "error: unknown matchup $m (model-ab, mcts-ab, model-mc, mcts-mc, attack-ab)" >&2; exit 1 ;;
     esac
     side=()

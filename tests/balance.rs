@@ -50,9 +50,40 @@ fn balance_writes_reports_whose_counts_add_up() {
     assert_eq!(csv.lines().count(), 3);
     assert!(csv.lines().next().unwrap().starts_with("variant,changes,agent,sims,games"));
     let md = std::fs::read_to_string(d.join("report.md")).unwrap();
-    assert!(md.contains("| brandubh @ 4 sims | 6 |") && md.contains("59.5%") && md.contains("strength.png"));
+    assert!(md.contains("| brandubh @ 4 sims | 6 (0) |") && md.contains("59.5%") && md.contains("strength.png"));
     assert!(std::fs::read_to_string(d.join("rates.svg")).unwrap().contains("<svg"));
     assert_eq!(&std::fs::read(d.join("rates.png")).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+/// One deterministic network playing itself (the shipped brandubh network, no noise): every
+/// game of a match with A = B and of a balance run is its own move sequence, because each game
+/// gets its own random opening; with no opening at all the network plays one game over and
+/// over, and balance counts it once.
+#[test]
+fn self_play_of_a_deterministic_network_plays_distinct_games() {
+    let agent = "az:model=models/brandubh,sims=8";
+    let o = run(&["match", "--variant", "brandubh", "--a", agent, "--b", agent, "--games", "8", "--seed", "7", "--json", "--quiet"]);
+    let v: serde_json::Value = serde_json::from_str(ok(&o).trim()).unwrap();
+    assert_eq!((v["games"].as_u64(), v["distinct_games"].as_u64()), (Some(8), Some(8)), "{v}");
+
+    let d = dir("distinct");
+    let agent_args = ["--agent", agent, "--games", "8", "--seed", "7"];
+    let mut args = vec!["balance", "--variants", "brandubh", "--opening-plies", "2", "--out", d.to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(&agent_args);
+    let text = ok(&run(&args));
+    assert!(text.contains("8 distinct games"), "{text}");
+    let r = rows(&d);
+    assert_eq!((r[0]["games"].as_u64(), r[0]["duplicates"].as_u64()), (Some(8), Some(0)), "{}", r[0]);
+
+    let d0 = dir("distinct-none");
+    let mut args = vec!["balance", "--variants", "brandubh", "--opening-plies", "0", "--out", d0.to_str().unwrap(), "--quiet"];
+    args.extend_from_slice(&agent_args);
+    let text = ok(&run(&args));
+    assert!(text.contains("1 distinct games") && text.contains("7 duplicate games left out"), "{text}");
+    let r = rows(&d0);
+    assert_eq!((r[0]["games"].as_u64(), r[0]["duplicates"].as_u64()), (Some(1), Some(7)), "{}", r[0]);
+    let reasons: u64 = r[0]["reasons"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(reasons, 1, "each game's ending counted once");
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! Games between agents: matches with sides alternating, in parallel across cores.
 //!
-//! Both agents of a pair of games (A attacking, then B attacking) start from the same short
-//! random opening, so deterministic agents still play varied games and neither side of the
-//! pairing gets an easier set of openings. A game's seed and opening depend on the match
-//! seed and the game's index alone, so a match cut into shards ([`shard`]) replays exactly
-//! the games of one whole run.
+//! Between two different agents, both games of a pair (A attacking, then B attacking) start
+//! from the same short random opening, so deterministic agents still play varied games and
+//! neither side of the pairing gets an easier set of openings. When an agent plays itself
+//! (balance, a ladder's self-play, `match` with A = B), a shared opening would make the pair's
+//! second game a copy of the first with the roles swapped, so there every game gets its own
+//! opening ([`Openings`]). A game's seed and opening depend on the match seed and the game's
+//! index alone, so a match cut into shards ([`shard`]) replays exactly the games of one whole
+//! run.
 
 pub mod agent;
 pub mod external;
@@ -200,7 +203,8 @@ impl MatchSummary {
 pub struct MatchConfig {
     pub games: usize,
     pub seed: u64,
-    /// Random plies played before the agents take over (the same for both games of a pair).
+    /// Random plies played before the agents take over (the same for both games of a pair of
+    /// different agents, one per game when an agent plays itself: [`Openings`]).
     pub opening_plies: u32,
     /// Play only this shard's games of the `games` (all of them when `None`).
     pub shard: Option<Shard>,
@@ -228,6 +232,42 @@ pub fn a_side_of(i: usize) -> Side {
     } else {
         Side::Defenders
     }
+}
+
+/// How the random openings of a match are drawn.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Openings {
+    /// Both games of a pair share one opening (two different agents: each plays both sides of
+    /// the same openings).
+    Paired,
+    /// Every game has its own opening (an agent against itself: a shared opening would repeat
+    /// a deterministic agent's game).
+    PerGame,
+}
+
+impl Openings {
+    /// Per game when an agent plays itself, paired otherwise.
+    pub fn for_agents(a: &AgentSpec, b: &AgentSpec) -> Openings {
+        if a == b {
+            Openings::PerGame
+        } else {
+            Openings::Paired
+        }
+    }
+
+    /// The seed of game `i`'s opening in a match seeded `seed`.
+    pub fn seed(self, seed: u64, i: usize) -> u64 {
+        match self {
+            Openings::Paired => seed ^ (i / 2) as u64,
+            // Mixed so that no per-game seed equals another match's paired seed by accident.
+            Openings::PerGame => (seed ^ 0x5EED_0F0E_u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64),
+        }
+    }
+}
+
+/// How many different move sequences `games` holds (a balance figure counts each once).
+pub fn distinct_games(games: &[GameResult]) -> usize {
+    games.iter().map(|g| &g.moves).collect::<std::collections::HashSet<_>>().len()
 }
 
 /// A short random opening, the same for every call with the same seed. Stops early rather
@@ -315,6 +355,7 @@ pub fn play_match_until(
     // Build once here so that spec and model errors surface before any game starts.
     Agent::new(a, variant, 0)?;
     Agent::new(b, variant, 0)?;
+    let openings = Openings::for_agents(a, b);
     let round = (4 * rayon::current_num_threads()).max(2);
     let indices = cfg.indices();
     let mut results: Vec<GameResult> = Vec::with_capacity(indices.len());
@@ -332,7 +373,7 @@ pub fn play_match_until(
                     }
                     let (aa, bb) = agents.as_mut().expect("just built");
                     let a_side = a_side_of(i);
-                    let opening = random_opening(variant, cfg.opening_plies, cfg.seed ^ (i / 2) as u64);
+                    let opening = random_opening(variant, cfg.opening_plies, openings.seed(cfg.seed, i));
                     let (end, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
                     let (outcome, fault) = match end {
                         Ok(o) => (Some(o), None),

@@ -267,6 +267,7 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
     let s = MatchSummary::from_games(games);
     let total = s.a_total();
     let elo = elo_interval(total.win as u64, total.draw as u64, total.loss as u64);
+    let distinct = arena::distinct_games(games);
     let sprt_result = sprt.map(|sp| {
         let llr = sp.llr(total.win as u64, total.draw as u64, total.loss as u64);
         let (lo, hi) = sp.bounds();
@@ -279,6 +280,7 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
             "b": b,
             "provenance": {"a": a_record, "b": b_record},
             "games": s.games,
+            "distinct_games": distinct,
             "a_score": s.a_score,
             "a_as_attackers": s.a_as_attackers,
             "a_as_defenders": s.a_as_defenders,
@@ -300,7 +302,7 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
     } else {
         writeln!(
             out,
-            "{}: A = {a}, B = {b}: {} games, A scores {:.1}% ({}); A as attackers {}, as defenders {}; mean {:.0} plies, {secs:.1} s",
+            "{}: A = {a}, B = {b}: {} games ({distinct} distinct), A scores {:.1}% ({}); A as attackers {}, as defenders {}; mean {:.0} plies, {secs:.1} s",
             p.variant,
             s.games,
             100.0 * s.a_score,

@@ -27,7 +27,12 @@ pub struct BalanceRow {
     pub agent: String,
     pub sims: u32,
     pub seed: u64,
+    /// Distinct games scored (each move sequence once).
     pub games: u32,
+    /// Games left out because they repeated an earlier game's moves exactly (absent from
+    /// files written before games were counted once).
+    #[serde(default)]
+    pub duplicates: u32,
     pub attackers_win: u32,
     pub defenders_win: u32,
     pub draws: u32,
@@ -76,11 +81,11 @@ impl BalanceRow {
         s
     }
 
-    /// `6 games, attackers 33.3%, defenders 66.7% (95% CI 30.0-90.3), draws 0.0%`: the rates
+    /// `6 distinct games, attackers 33.3%, defenders 66.7% (95% CI 30.0-90.3), draws 0.0%`: the rates
     /// of a row's line on the terminal.
     pub fn rates_text(&self) -> String {
         format!(
-            "{} games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
+            "{} distinct games, attackers {:.1}%, defenders {:.1}% (95% CI {:.1}-{:.1}), draws {:.1}%",
             self.games,
             100.0 * self.attackers_rate,
             100.0 * self.defenders_rate,
@@ -92,14 +97,23 @@ impl BalanceRow {
 
     /// The row's line on the terminal: label, [`BalanceRow::rates_text`] and mean length.
     pub fn summary_line(&self) -> String {
-        format!("{}: {}, mean {:.1} plies", self.label(), self.rates_text(), self.mean_length)
+        let dup = match self.duplicates {
+            0 => String::new(),
+            d => format!(" ({d} duplicate game{} left out: add --opening-plies for variety)", if d == 1 { "" } else { "s" }),
+        };
+        format!("{}: {}, mean {:.1} plies{dup}", self.label(), self.rates_text(), self.mean_length)
     }
 
     /// Sums up finished games.
     pub fn from_games(variant: &Variant, changes: &[String], agent: &AgentSpec, seed: u64, games: &[GameResult]) -> BalanceRow {
-        // Rules disagreements of external engines are not scored (they still show in `reasons`).
-        let all = games;
-        let games: Vec<&GameResult> = all.iter().filter(|g| g.winner().is_some()).collect();
+        // Each distinct game counts once: a repeated move sequence (a deterministic agent
+        // replaying a game it already played) adds no evidence, and counting it would make the
+        // interval too narrow. Rules disagreements of external engines are not scored (they
+        // still show in `reasons`).
+        let mut seen = std::collections::HashSet::new();
+        let all: Vec<&GameResult> = games.iter().filter(|g| seen.insert(&g.moves)).collect();
+        let duplicates = (games.len() - all.len()) as u32;
+        let games: Vec<&GameResult> = all.iter().copied().filter(|g| g.winner().is_some()).collect();
         let n = games.len() as u64;
         let count = |w: Option<Side>| games.iter().filter(|g| g.winner() == Some(w)).count() as u64;
         let (att, def, draw) = (count(Some(Side::Attackers)), count(Some(Side::Defenders)), count(None));
@@ -117,7 +131,7 @@ impl BalanceRow {
             k => (lengths[k / 2 - 1] + lengths[k / 2]) as f64 / 2.0,
         };
         let mut reasons: BTreeMap<String, u32> = Reason::ALL.iter().map(|r| (r.name().to_string(), 0)).collect();
-        for g in all {
+        for g in &all {
             *reasons.entry(g.ending().to_string()).or_default() += 1;
         }
         BalanceRow {
@@ -127,6 +141,7 @@ impl BalanceRow {
             sims: agent.search.sims,
             seed,
             games: n as u32,
+            duplicates,
             attackers_win: att as u32,
             defenders_win: def as u32,
             draws: draw as u32,
@@ -318,17 +333,23 @@ pub(crate) fn ci(c: [f64; 2]) -> String {
 pub fn markdown(rows: &[BalanceRow], command: &str) -> String {
     let mut s = String::from("# Balance report\n\n");
     let _ = writeln!(s, "Command: `{command}`\n");
-    let _ = writeln!(s, "Each variant: the same agent plays both sides. Rates with Wilson 95% intervals.\n");
+    let _ = writeln!(
+        s,
+        "Each variant: the same agent plays both sides, every game from its own random opening. \
+         Games counts distinct games (a game that repeats an earlier one's moves exactly is left \
+         out and listed as a duplicate); rates with Wilson 95% intervals over those.\n"
+    );
     s.push_str(
-        "| variant | games | attackers win | defenders win (95% CI) | draws | human defenders win | mean / median plies |\n|---|---|---|---|---|---|---|\n",
+        "| variant | games (duplicates) | attackers win | defenders win (95% CI) | draws | human defenders win | mean / median plies |\n|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let human = r.human.as_ref().map_or("–".to_string(), |h| format!("{} ({})", pct(h.defenders_win), h.source));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} ({}) | {} | {} | {:.1} / {:.1} |",
+            "| {} | {} ({}) | {} | {} ({}) | {} | {} | {:.1} / {:.1} |",
             r.label(),
             r.games,
+            r.duplicates,
             pct(r.attackers_rate),
             pct(r.defenders_rate),
             ci(r.defenders_ci),
@@ -361,7 +382,7 @@ pub fn markdown(rows: &[BalanceRow], command: &str) -> String {
 
 /// The CSV table (one row per measured configuration).
 pub fn csv(rows: &[BalanceRow]) -> String {
-    let mut s = String::from("variant,changes,agent,sims,games,attackers_win,defenders_win,draws,attackers_rate,defenders_rate,draws_rate,defenders_ci_low,defenders_ci_high,mean_length,median_length");
+    let mut s = String::from("variant,changes,agent,sims,games,duplicates,attackers_win,defenders_win,draws,attackers_rate,defenders_rate,draws_rate,defenders_ci_low,defenders_ci_high,mean_length,median_length");
     for reason in Reason::ALL {
         let _ = write!(s, ",{}", reason.name());
     }
@@ -369,12 +390,13 @@ pub fn csv(rows: &[BalanceRow]) -> String {
     for r in rows {
         let _ = write!(
             s,
-            "{},\"{}\",\"{}\",{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{:.1}",
+            "{},\"{}\",\"{}\",{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{:.1}",
             r.variant,
             r.changes.join(";"),
             r.agent,
             r.sims,
             r.games,
+            r.duplicates,
             r.attackers_win,
             r.defenders_win,
             r.draws,

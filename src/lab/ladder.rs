@@ -416,7 +416,10 @@ mod tests {
         let mut balance = BalanceRow::from_games(&v, &[], &"random".parse().unwrap(), 1, &[]);
         balance.mean_length = 27.5;
         let row = LadderRow { generation: 2, elo: -159.4, elo_low: -505.2, elo_high: 187.0, balance };
-        assert_eq!(row.summary_line(), "generation 2: Elo -159 (-505 to +187); 0 games, attackers 0.0%, defenders 0.0% (95% CI 0.0-100.0), draws 0.0%");
+        assert_eq!(
+            row.summary_line(),
+            "generation 2: Elo -159 (-505 to +187); 0 distinct games, attackers 0.0%, defenders 0.0% (95% CI 0.0-100.0), draws 0.0%"
+        );
         let m = LadderMatch { a: 2, b: 0, wins: 1, draws: 0, losses: 3 };
         let l = Ladder { variant: "brandubh".into(), run_dir: "run".into(), agent: "az".into(), rows: vec![row], matches: vec![m], human: None };
         let md = markdown(&l, "cmd");

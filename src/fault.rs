@@ -12,10 +12,11 @@
 //! - `selfplay-game`: the trainer received a finished self-play game, not yet in a shard;
 //! - `sgd-step`: an SGD step was taken;
 //! - `eval-game`: an evaluation game ended;
-//! - in every atomic file write ([`crate::fsio::atomic_write`]), `checkpoint-*` for
+//! - in every atomic file write ([`crate::fsio::atomic_write`], [`crate::fsio::atomic_create`]), `checkpoint-*` for
 //!   `.safetensors` files (models and momentum buffers) and `file-*` for every other file:
 //!   `-mid` when half the bytes are in the temporary file, `-rename` when the temporary file
-//!   is complete and synced but not yet renamed.
+//!   is complete and synced but not yet renamed; each also as `<point>:<file name>`
+//!   (`file-mid:state.json`, `file-rename:latest`), counted apart, to kill at one file's write.
 //!
 //! The variable is read once. Unset (always, outside tests) a point does nothing; a value
 //! that does not parse as `<point>:<n>` is ignored too (tests/fault.rs checks that every

@@ -142,10 +142,15 @@ pub fn write_tensors(path: &Path, mut tensors: Vec<(String, Tensor)>, meta: Opti
             let n = t.numel();
             let mut buf = vec![0f32; n];
             t.copy_data(&mut buf, n);
+            // A model with a NaN or an infinity in it plays nonsense and poisons whatever
+            // starts from it: never written.
+            if let Some(x) = buf.iter().find(|x| !x.is_finite()) {
+                return Err(format_err(path, format!("refusing to save: tensor {name} holds the non-finite weight {x}")));
+            }
             let bytes = buf.iter().flat_map(|x| x.to_le_bytes()).collect();
-            (name.clone(), shape, bytes)
+            Ok((name.clone(), shape, bytes))
         })
-        .collect();
+        .collect::<Result<_, NnError>>()?;
     let views = data
         .iter()
         .map(|(name, shape, bytes)| TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v)))
@@ -175,6 +180,9 @@ fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>) -> R
                 return Err(format_err(path, format!("tensor {name}: {:?} {shape:?}, expected F32 {:?}", view.dtype(), var.size())));
             }
             let t = Tensor::f_from_data_size(view.data(), &shape, Kind::Float).map_err(|e| format_err(path, e.to_string()))?;
+            if !bool::try_from(t.isfinite().all()).unwrap_or(false) {
+                return Err(format_err(path, format!("tensor {name} holds non-finite weights (NaN or infinity)")));
+            }
             var.copy_(&t.to_device(var.device()));
         }
         Ok(())

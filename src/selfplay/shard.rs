@@ -94,26 +94,42 @@ impl StoredGame {
         FinishedGame { plies, outcome: self.outcome }
     }
 
-    /// Checks that the game replays legally on `variant`'s board to its stored outcome and
-    /// that its policy covers legal moves with finite, non-negative weights.
+    /// Checks that the game replays legally on `variant`'s board to its stored outcome, and
+    /// that its numbers are training targets: each root value finite and in [-1, 1]; each
+    /// policy over distinct legal moves, its weights finite, in [0, 1] and summing to 1 (within
+    /// [`POLICY_SUM_TOLERANCE`]; fast searches store none). A worker on another machine whose
+    /// search went wrong must not feed the run a weight of 3e38 or a NaN.
     pub fn check(&self, variant: &Arc<Variant>) -> Result<(), String> {
         let size = variant.geometry.size();
         let shown = |p: PackedMove| format!("{:?}", p);
         let mut pos = Position::start(variant.clone());
+        let mut seen = std::collections::HashSet::new();
         for (i, ply) in self.plies.iter().enumerate() {
             let n = i + 1;
             let mv = unpack_on(ply.mv, size).ok_or_else(|| format!("ply {n}: move {} is off the {size}x{size} board", shown(ply.mv)))?;
             if !pos.is_legal(mv) {
                 return Err(format!("ply {n}: {mv} is not a legal move"));
             }
+            if !(ply.value.is_finite() && ply.value.abs() <= 1.0) {
+                return Err(format!("ply {n}: root value {} is not a number in [-1, 1]", ply.value));
+            }
+            seen.clear();
+            let mut sum = 0.0f64;
             for &(m, p) in &ply.policy {
                 let pm = unpack_on(m, size).ok_or_else(|| format!("ply {n}: policy move {} is off the {size}x{size} board", shown(m)))?;
                 if !pos.is_legal(pm) {
                     return Err(format!("ply {n}: policy move {pm} is not a legal move"));
                 }
-                if !(p.is_finite() && p >= 0.0) {
-                    return Err(format!("ply {n}: policy weight {p} of {pm}"));
+                if !seen.insert(m) {
+                    return Err(format!("ply {n}: policy move {pm} appears twice"));
                 }
+                if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
+                    return Err(format!("ply {n}: policy weight {p} of {pm} is not in [0, 1]"));
+                }
+                sum += f64::from(p);
+            }
+            if !ply.policy.is_empty() && (sum - 1.0).abs() > POLICY_SUM_TOLERANCE {
+                return Err(format!("ply {n}: policy weights sum to {sum}, not 1"));
             }
             pos.make(mv);
         }
@@ -124,6 +140,13 @@ impl StoredGame {
         }
     }
 }
+
+/// How far a stored policy's weights may sum from 1 (rounding of f32 visit shares).
+pub const POLICY_SUM_TOLERANCE: f64 = 1e-3;
+
+/// The largest shard file read (bytes): a generation's games of the largest board fit many
+/// times over; a larger file is refused before it is read.
+pub const MAX_SHARD_BYTES: u64 = 256 << 20;
 
 /// The contents of a shard file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,7 +199,7 @@ impl Shard {
         }
         check_writer(&self.writer).map_err(|e| format!("foreign shard: {e}"))?;
         for (i, g) in self.games.iter().enumerate() {
-            g.check(variant).map_err(|e| format!("invalid shard: game {}: {e}", i + 1))?;
+            g.check(variant).map_err(|e| format!("invalid shard written by {:?}: game {}: {e}", self.writer, i + 1))?;
         }
         Ok(())
     }
@@ -197,17 +220,28 @@ pub enum ShardError {
 /// Writes a shard atomically.
 pub fn write(path: &Path, shard: &Shard) -> Result<(), ShardError> {
     let payload = bincode::serialize(shard).expect("shards serialize");
-    write_payload(path, SHARD_VERSION, &payload)
+    atomic_write(path, &encode(SHARD_VERSION, &payload)).map_err(|e| ShardError::Io { path: path.display().to_string(), message: e.to_string() })
 }
 
-fn write_payload(path: &Path, version: u32, payload: &[u8]) -> Result<(), ShardError> {
+/// As [`write`], but only as a new file: `Ok(false)` (nothing written) when `path` exists, so
+/// a writer whose name another writer took picks the next name instead of replacing a shard.
+pub fn write_new(path: &Path, shard: &Shard) -> Result<bool, ShardError> {
+    let payload = bincode::serialize(shard).expect("shards serialize");
+    match crate::fsio::atomic_create(path, &encode(SHARD_VERSION, &payload)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(ShardError::Io { path: path.display().to_string(), message: e.to_string() }),
+    }
+}
+
+fn encode(version: u32, payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER + payload.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&version.to_le_bytes());
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&fnv1a(payload).to_le_bytes());
     bytes.extend_from_slice(payload);
-    atomic_write(path, &bytes).map_err(|e| ShardError::Io { path: path.display().to_string(), message: e.to_string() })
+    bytes
 }
 
 /// Version 1: games without slots.
@@ -245,8 +279,13 @@ mod v1 {
 /// Reads a shard and checks its integrity (not whom it belongs to: see [`read_checked`]).
 pub fn read(path: &Path) -> Result<Shard, ShardError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ShardError::Io { path: p.clone(), message: e.to_string() })?;
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    let io = |e: std::io::Error| ShardError::Io { path: p.clone(), message: e.to_string() };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > MAX_SHARD_BYTES {
+        return Err(corrupt(format!("{size} bytes, more than a shard may hold ({MAX_SHARD_BYTES})")));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("not a shard file (bad magic)".into()));
     }
@@ -301,7 +340,7 @@ mod tests {
         let outcome = Outcome::draw(crate::rules::Reason::PlyCap);
         let old =
             v1::Shard { rules_fingerprint: 7, model_generation: 0, writer: "old".into(), games: vec![v1::StoredGame { plies: vec![ply.clone()], outcome }] };
-        write_payload(&path, 1, &bincode::serialize(&old).unwrap()).unwrap();
+        atomic_write(&path, &encode(1, &bincode::serialize(&old).unwrap())).unwrap();
         let s = read(&path).unwrap();
         assert_eq!((s.rules_fingerprint, s.writer.as_str()), (7, "old"));
         assert_eq!(s.games, vec![StoredGame { plies: vec![ply], outcome, slot: None }]);

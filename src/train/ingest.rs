@@ -19,11 +19,20 @@ use std::sync::Arc;
 pub(super) struct ShardGate {
     variant: Arc<Variant>,
     rejected: HashSet<PathBuf>,
+    /// Shards whose games [`fill_window`] put in the window: the generation that collects
+    /// them again counts their games but must not add them a second time.
+    in_window: HashSet<PathBuf>,
 }
 
 impl ShardGate {
     pub(super) fn new(variant: &Arc<Variant>) -> ShardGate {
-        ShardGate { variant: variant.clone(), rejected: Default::default() }
+        ShardGate { variant: variant.clone(), rejected: Default::default(), in_window: Default::default() }
+    }
+
+    /// Whether the games of the shard at `path` are in the window already (put there when the
+    /// run started or resumed).
+    pub(super) fn in_window(&self, path: &Path) -> bool {
+        self.in_window.contains(path)
     }
 
     /// The shard at `path` if it is sound and played by a model no newer than `max_generation`.
@@ -53,7 +62,8 @@ pub(super) fn generation_of_shard(p: &Path) -> Option<u64> {
     p.file_name()?.to_str()?.strip_prefix('g')?.split('-').next()?.parse().ok()
 }
 
-/// Loads the newest shards (of models up to `newest`) into the window.
+/// Loads the newest shards (of models up to `newest`) into the window, each once; the gate
+/// remembers which, so that the resumed generation's reader does not add them again.
 pub(super) fn fill_window(rd: &RunDir, window: &mut ReplayWindow, gate: &mut ShardGate, newest: u64, reporter: &dyn Reporter) -> Result<(), TrainError> {
     let mut games: Vec<StoredGame> = Vec::new();
     let mut positions = 0;
@@ -62,6 +72,7 @@ pub(super) fn fill_window(rd: &RunDir, window: &mut ReplayWindow, gate: &mut Sha
             break;
         }
         if let Some(s) = gate.read(&path, newest, reporter) {
+            gate.in_window.insert(path);
             for g in s.games.into_iter().rev() {
                 positions += g.plies.len();
                 games.push(g);

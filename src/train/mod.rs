@@ -4,6 +4,7 @@
 //! The parts, each in its own module because each has its own reason to change:
 //! - [`config`]: the run config (TOML), validated, and what it derives (search settings, the
 //!   evaluation agent, the learning-rate schedule).
+//! - [`lock`]: one trainer per run directory (an `flock` the kernel drops when its holder dies).
 //! - `run_dir`: the run directory, the only state a run has between processes: its files,
 //!   creating a run, saving a generation, the saved config a resume uses, `metrics.jsonl`.
 //! - `ingest`: the trainer's one way to read self-play shards (checked, a bad one skipped
@@ -20,6 +21,7 @@
 
 pub mod config;
 mod ingest;
+pub mod lock;
 pub mod optim;
 pub mod pretrain;
 pub mod replay;
@@ -85,6 +87,12 @@ pub enum TrainError {
     /// An evaluation match could not be played (an agent could not be made).
     #[error(transparent)]
     Agent(#[from] crate::arena::AgentError),
+    /// A training batch's loss was NaN or infinite: no step is taken on it.
+    #[error("generation {generation}, SGD step {step}: the loss is {loss}; no step taken, the last saved generation is intact (lower train.learning_rate, then --resume)")]
+    NonFiniteLoss { generation: u64, step: usize, loss: f64 },
+    /// Another trainer holds the run directory ([`lock`]).
+    #[error(transparent)]
+    Locked(#[from] lock::LockError),
 }
 
 impl TrainError {

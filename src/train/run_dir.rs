@@ -9,6 +9,7 @@
 //! - `games/gNNNNNN-WRITER-SEQ.shard`: self-play games played by model NNNNNN, written every
 //!   few games, so a kill loses at most the games in flight.
 //! - `metrics.jsonl`: one [`MetricsLine`] per generation.
+//! - `lock`: held by the one trainer of the run while it runs ([`super::lock`]).
 //!
 //! Every file is written atomically (temporary name, fsync, rename); a trainer that starts
 //! removes the temporary files a killed one left.
@@ -98,7 +99,7 @@ impl RunDir {
     /// Removes the temporary files that killed processes left in the run directory (a kill
     /// between creating a temporary file and renaming it: see [`atomic_write`]) and returns
     /// their names. Only those of files the trainer writes: its own files, models and the
-    /// `trainer` shards (one trainer runs on a run directory, so none is a live process's);
+    /// `trainer` shards (the caller holds the run's lock, so none is a live process's);
     /// workers' temporary shards may be in the middle of being written and are left alone.
     pub(super) fn remove_stale_temp_files(&self) -> Result<Vec<PathBuf>, TrainError> {
         let own = ["config.toml", "run.json", "state.json", "metrics.jsonl"];

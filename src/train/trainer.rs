@@ -8,6 +8,7 @@
 //! generation.
 
 use super::ingest::{fill_window, ShardGate};
+use super::lock::RunLock;
 use super::pretrain::{load_games, record_files, LoadedGames};
 use super::replay::{self, ReplayWindow};
 use super::run_dir::create_run;
@@ -66,6 +67,8 @@ pub(super) struct Trainer {
     pub(super) human: Option<ReplayWindow>,
     pub(super) gate: ShardGate,
     pub(super) state: RunState,
+    /// Held while the trainer lives: no second trainer runs on this directory.
+    _lock: RunLock,
 }
 
 /// What a generation's SGD steps did.
@@ -81,6 +84,11 @@ impl Trainer {
     /// buffers, refills the replay window from the shards, and says where it starts.
     pub(super) fn open(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overrides, reporter: &dyn Reporter) -> Result<Trainer, TrainError> {
         let rd = RunDir::new(dir);
+        // Checked once before anything is made (a bad command leaves no folder behind), and
+        // again under the lock, which a trainer that just finished may have held.
+        effective_config(cfg.clone(), dir, resume)?;
+        std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+        let lock = RunLock::acquire(dir)?;
         let mut cfg = effective_config(cfg, dir, resume)?;
         let existing = rd.load_state()?;
         if let Some(g) = overrides.generations {
@@ -144,7 +152,7 @@ impl Trainer {
             budget_text(&cfg, state.wall_seconds)
         ));
         let human = human_games.map(|h| human_window(&cfg, &h, &variant, net.config.encoding, reporter));
-        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state })
+        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state, _lock: lock })
     }
 
     /// Runs generations until the budget is spent: the generation count, or the minutes
@@ -211,7 +219,7 @@ impl Trainer {
         let t = Instant::now();
         // Training has the whole machine.
         crate::nn::set_intra_op_threads(crate::nn::cores());
-        let training = self.train_steps(generation, reporter);
+        let training = self.train_steps(generation, reporter)?;
         let train_secs = t.elapsed().as_secs_f64();
         self.rd.save_generation(&self.net, &self.sgd, &self.variant, generation)?;
         // 3. Evaluate: games in parallel on rayon's threads, so a share of the cores each
@@ -280,7 +288,7 @@ impl Trainer {
     /// The generation's SGD steps on batches of the window, none while the window holds fewer
     /// than `train.min_positions` positions. Batches are drawn from a generator seeded by the
     /// run seed and the generation.
-    fn train_steps(&mut self, generation: u64, reporter: &dyn Reporter) -> Training {
+    fn train_steps(&mut self, generation: u64, reporter: &dyn Reporter) -> Result<Training, TrainError> {
         let cfg = &self.cfg;
         let lr = cfg.learning_rate(generation);
         let mut rng = SmallRng::seed_from_u64(cfg.seed ^ generation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -294,10 +302,17 @@ impl Trainer {
                     batch = batch.cat(&human.batch(from_human, &mut rng, self.device));
                 }
                 let (total, p, v) = replay::losses(&self.net, &batch, cfg.train.value_weight);
+                let loss = total.double_value(&[]);
+                if !loss.is_finite() {
+                    // A step on it would make every weight NaN; stop before it, with the last
+                    // saved generation intact, so the run resumes from sound weights.
+                    reporter.finish();
+                    return Err(TrainError::NonFiniteLoss { generation, step: steps + 1, loss });
+                }
                 self.sgd.zero_grad();
                 total.backward();
                 self.sgd.step(lr);
-                lt += total.double_value(&[]);
+                lt += loss;
                 lp += p.double_value(&[]);
                 lv += v.double_value(&[]);
                 steps += 1;
@@ -307,7 +322,7 @@ impl Trainer {
             reporter.finish();
         }
         let n = steps.max(1) as f64;
-        Training { lr, steps, loss: Losses { total: lt / n, policy: lp / n, value: lv / n } }
+        Ok(Training { lr, steps, loss: Losses { total: lt / n, policy: lp / n, value: lv / n } })
     }
 
     /// Matches of the saved model `generation` against the previous model and each baseline,

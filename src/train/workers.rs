@@ -39,10 +39,17 @@ impl Trainer {
         for p in rd.shards()? {
             if generation_of_shard(&p) == Some(model_generation) {
                 seq += 1;
+                // Normally read into the window when the run resumed; one the window had no
+                // room for then is added now, so each stored game is in it exactly once.
+                let fresh = !gate.in_window(&p);
                 if let Some(s) = gate.read(&p, model_generation, reporter) {
                     for g in &s.games {
                         done.extend(g.slot);
-                        games.push(g.to_finished());
+                        let g = g.to_finished();
+                        if fresh {
+                            window.add_game(&g);
+                        }
+                        games.push(g);
                     }
                 }
             }
@@ -135,9 +142,14 @@ impl Trainer {
                     continue;
                 }
                 seen.insert(p.clone());
+                // A shard read when the run resumed is in the window already: its games count
+                // towards the generation but are not added twice.
+                let fresh = !gate.in_window(&p);
                 if let Some(s) = gate.read(&p, model_generation, reporter) {
                     for g in s.games.iter().map(StoredGame::to_finished) {
-                        window.add_game(&g);
+                        if fresh {
+                            window.add_game(&g);
+                        }
                         reporter.advance(1, "");
                         games.push(g);
                     }
@@ -174,21 +186,21 @@ impl Trainer {
     }
 }
 
-/// Writes the pending games as the writer's next shard.
+/// Writes the pending games as the writer's next shard: the first free name from `seq` on,
+/// taken in one step with the write, so two writers of one name never replace each other's
+/// shard.
 fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &str, seq: &mut usize, pending: &mut Vec<StoredGame>) -> Result<(), TrainError> {
     if pending.is_empty() {
         return Ok(());
     }
-    let path = loop {
+    let s = Shard { rules_fingerprint: variant.rules_fingerprint(), model_generation, writer: writer.to_string(), games: std::mem::take(pending) };
+    loop {
         let p = rd.games().join(shard::file_name(model_generation, writer, *seq));
         *seq += 1;
-        if !p.exists() {
-            break p;
+        if shard::write_new(&p, &s)? {
+            return Ok(());
         }
-    };
-    let s = Shard { rules_fingerprint: variant.rules_fingerprint(), model_generation, writer: writer.to_string(), games: std::mem::take(pending) };
-    shard::write(&path, &s)?;
-    Ok(())
+    }
 }
 
 /// How often a trainer waiting for workers repeats what it waits for.

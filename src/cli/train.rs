@@ -14,6 +14,13 @@ pub struct TrainArgs {
     /// Run config (configs/runs/*.toml); default: the embedded brandubh config.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Train an AI for this variant (a preset name, a variant TOML file or an OpenTafl rules
+    /// string) with the default recipe sized to its board: network, simulations, games per
+    /// generation, replay window and budget (7x7: 60 minutes; 9x9: 120; 11x11: 240; larger:
+    /// 480; --minutes changes it). The config is printed at the start and saved in the run
+    /// directory (default runs/<variant name>).
+    #[arg(long, conflicts_with = "config")]
+    pub variant: Option<String>,
     /// Run directory (default: runs/<name>).
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
@@ -81,12 +88,16 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     let overrides = Overrides { generations: args.generations, minutes: args.minutes, init: args.init.clone() };
     overrides.validate()?;
     let config = args.config.as_deref();
-    let given = match config {
-        Some(p) => {
+    let given = match (config, &args.variant) {
+        (Some(p), _) => {
             let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
             RunConfig::from_toml(&text, &p.display().to_string())?
         }
-        None => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
+        (None, Some(spec)) => {
+            let variant = tafl_lab::rules::Variant::from_spec(spec).map_err(|e| anyhow!("--variant {spec}: {e}"))?;
+            RunConfig::for_variant(spec, &variant)
+        }
+        (None, None) => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
     };
     let dir = args.run_dir.clone().unwrap_or_else(|| PathBuf::from("runs").join(&given.name));
     if let (Some(_), true) = (&args.init, dir.join("state.json").exists()) {
@@ -97,6 +108,17 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     let reporter = BarReporter::new(args.quiet);
     if let (Some(p), true) = (config, cfg != given) {
         reporter.line(&format!("note: --resume continues with the run's saved config; {} is not used", p.display()));
+    }
+    if let (Some(spec), false) = (&args.variant, args.resume) {
+        let variant = tafl_lab::rules::Variant::from_spec(spec).map_err(|e| anyhow!("--variant {spec}: {e}"))?;
+        let size = variant.geometry.size();
+        reporter.line(&format!(
+            "--variant {spec}: the default recipe sized to its {size}x{size} board (saved as {}):\n{}",
+            dir.join("config.toml").display(),
+            toml::to_string(&cfg)?.trim_end()
+        ));
+    } else if args.variant.is_some() {
+        reporter.line("note: --resume continues with the run's saved config; --variant is not used");
     }
     // One self-play thread per core share; torch's thread count is set once.
     tafl_lab::nn::set_torch_threads(train::torch_threads(&cfg, super::cores()));

@@ -349,6 +349,46 @@ impl RunConfig {
         Ok(cfg)
     }
 
+    /// The run config `train --variant SPEC` uses, so that training an AI for any variant
+    /// needs no hand-written config: the embedded default's recipe (brandubh's, the one shown
+    /// to learn from scratch on two cores), sized to the board. The cost of a self-play move
+    /// grows with the squares (the network's work) and the moves (the tree's width), so larger
+    /// boards get a larger network but fewer, cheaper searches per generation, a larger replay
+    /// window and a longer budget:
+    ///
+    /// | board | net | full / fast / attackers' sims | games per generation | window | minutes |
+    /// |---|---|---|---|---|---|
+    /// | up to 7x7 | 4x32 | 48 / 16 / 192 | 64 | 60,000 | 60 |
+    /// | 8x8, 9x9 | 5x48 | 48 / 16 / 144 | 48 | 100,000 | 120 |
+    /// | 10x10, 11x11 | 6x64 | 32 / 8 / 64 | 32 | 150,000 | 240 |
+    /// | larger | 6x64 | 32 / 8 / 64 | 24 | 200,000 | 480 |
+    ///
+    /// The name (and so the default run directory, `runs/<name>`) is the variant's name made
+    /// file-safe.
+    pub fn for_variant(spec: &str, variant: &crate::rules::Variant) -> RunConfig {
+        let mut cfg = RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config").expect("the embedded default config is valid");
+        cfg.name = variant.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' }).collect();
+        cfg.variant = spec.to_string();
+        let size = variant.geometry.size();
+        let (blocks, channels, sims, fast, attacker, games, window, minutes) = match size {
+            0..=7 => (4, 32, 48, 16, 192, 64, 60_000, 60.0),
+            8..=9 => (5, 48, 48, 16, 144, 48, 100_000, 120.0),
+            10..=11 => (6, 64, 32, 8, 64, 32, 150_000, 240.0),
+            _ => (6, 64, 32, 8, 64, 24, 200_000, 480.0),
+        };
+        cfg.net.blocks = blocks;
+        cfg.net.channels = channels;
+        cfg.selfplay.play.search.sims = sims;
+        cfg.selfplay.play.fast_sims = fast;
+        cfg.selfplay.play.attacker_sims = attacker;
+        cfg.selfplay.games_per_generation = games;
+        cfg.selfplay.play.games_in_flight = games.div_ceil(2);
+        cfg.train.window_positions = window;
+        cfg.budget.minutes = minutes;
+        cfg.validate().expect("a sized default config is valid");
+        cfg
+    }
+
     /// Parses and validates a run's saved config (`config.toml` in a run directory): a `[net]`
     /// that names no `encoding` was saved before the key existed, by a version-1 run, and
     /// reads as [`Encoding::LEGACY`].

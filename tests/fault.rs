@@ -188,7 +188,7 @@ fn check_run(dir: &Path, last_pid: Option<u32>, done: bool) -> Snapshot {
         }
     }
     let root: BTreeSet<&str> = seen[""].iter().map(String::as_str).collect();
-    let expected: BTreeSet<&str> = ["config.toml", "run.json", "state.json", "metrics.jsonl"].into();
+    let expected: BTreeSet<&str> = ["config.toml", "run.json", "state.json", "metrics.jsonl", "lock"].into();
     assert!(root.is_subset(&expected) && root.len() >= 3, "root files: {root:?}");
 
     // Metrics: contiguous from 1, each generation once.
@@ -350,6 +350,43 @@ fn a_run_killed_at_20_moments_resumes_each_time_without_losing_or_repeating_anyt
         games_checked + end.games.len(),
         started.elapsed().as_secs_f64()
     );
+    std::fs::remove_dir_all(&work).unwrap();
+}
+
+/// A kill in the middle of writing each small file of the run, by name (`latest`,
+/// `state.json`, `metrics.jsonl`; half-written, and complete but not yet renamed), at that
+/// file's write in generation 1: the run directory stays consistent, and a resume finishes
+/// two more generations exactly.
+#[test]
+fn a_kill_during_the_write_of_each_small_file_is_followed_by_a_good_resume() {
+    let work = scratch("fault-small-files");
+    std::fs::create_dir_all(&work).unwrap();
+    for file in ["latest", "state.json", "metrics.jsonl"] {
+        for point in ["file-mid", "file-rename"] {
+            let dir = work.join(format!("{point}-{file}"));
+            // The run's creation writes `latest` and `state.json` once; generation 1 writes
+            // each of the three once more (metrics.jsonl for the first time).
+            let n = if file == "metrics.jsonl" { 1 } else { 2 };
+            let moment = format!("{point}:{file}:{n}");
+            let log = work.join(format!("{point}-{file}.log"));
+            let mut child = trainer(&dir, 1000, Some(moment.clone()), &log);
+            let pid = child.id();
+            let status = wait_until(&mut child, POINT_TIMEOUT).unwrap_or_else(|| {
+                let _ = child.kill();
+                panic!("{moment}: the point was never reached")
+            });
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{moment}: {status}\n{}", std::fs::read_to_string(&log).unwrap());
+            let killed = check_run(&dir, Some(pid), false);
+            assert!(!killed.leftovers.is_empty(), "{moment}: killed mid-write, so its temporary file is there");
+            let target = killed.generation.expect("the run was created before generation 1") + 2;
+            let mut child = trainer(&dir, target, None, &log);
+            let status = wait_until(&mut child, Duration::from_secs(120)).expect("the resume ends");
+            assert!(status.success(), "{moment}: resume: {status}\n{}", std::fs::read_to_string(&log).unwrap());
+            let end = check_run(&dir, None, true);
+            check_progress(&killed, &end);
+            assert_eq!(end.generation, Some(target), "{moment}");
+        }
+    }
     std::fs::remove_dir_all(&work).unwrap();
 }
 

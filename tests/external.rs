@@ -12,7 +12,7 @@ use common::cli::bin;
 use common::{require, Need};
 use std::path::Path;
 use std::sync::Arc;
-use tafl_lab::arena::{self, AgentSpec, Fault, MatchConfig, MatchSummary};
+use tafl_lab::arena::{self, AgentSpec, Fault, ForfeitCause, MatchConfig, MatchSummary};
 use tafl_lab::rules::{Position, Side, Variant};
 
 fn fake(mode: &str) -> AgentSpec {
@@ -136,14 +136,15 @@ fn a_hang_garbage_or_crash_is_a_forfeit_and_the_match_goes_on() {
             check_game("brandubh", g);
             match &g.fault {
                 // The engine's first turn fails, whichever side it plays.
-                Some(Fault::Forfeit { side, reason }) => {
+                Some(Fault::Forfeit { side, cause, reason }) => {
                     assert_eq!(*side, g.a_side, "{mode}: {reason}");
-                    let expected = match mode {
-                        "hang" => "no answer in time",
-                        "garbage" => "unreadable move",
-                        _ => "exited",
+                    let (expected, expected_cause) = match mode {
+                        "hang" => ("no answer in time", ForfeitCause::Time),
+                        "garbage" => ("unreadable move", ForfeitCause::Illegal),
+                        _ => ("exited", ForfeitCause::Crash),
                     };
                     assert!(reason.contains(expected), "{mode}: {reason}");
+                    assert_eq!(*cause, expected_cause, "{mode}: {reason}");
                 }
                 other => panic!("{mode}: game {} ended {other:?}", g.index),
             }
@@ -289,7 +290,7 @@ fn an_htp_engine_client_that_refuses_crashes_or_stops_is_told_apart() {
     let games = play("brandubh", &ours, &fake_client("crash"), 2);
     for g in &games {
         match &g.fault {
-            Some(Fault::Forfeit { side, reason }) => {
+            Some(Fault::Forfeit { side, reason, .. }) => {
                 assert_eq!(*side, g.a_side.opponent());
                 assert!(reason.contains("exited") && reason.contains("panicked"), "{reason}");
             }
@@ -368,7 +369,7 @@ fn htp_set_up_refusals_resignations_and_game_over_replies_are_scored_by_their_ex
     let games = play("brandubh", &fake("resign"), &ours, 2);
     for g in &games {
         match &g.fault {
-            Some(Fault::Forfeit { side, reason }) => assert!(*side == g.a_side && reason == "resigned", "{reason}"),
+            Some(Fault::Forfeit { side, cause, reason }) => assert!(*side == g.a_side && *cause == ForfeitCause::Resigned && reason == "resigned", "{reason}"),
             other => panic!("resign: game {} ended {other:?}", g.index),
         }
     }
@@ -387,7 +388,9 @@ fn htp_set_up_refusals_resignations_and_game_over_replies_are_scored_by_their_ex
     // client read any such reply as a disagreement).
     let games = play("brandubh", &fake("handover"), &ours, 1);
     match &games[0].fault {
-        Some(Fault::Forfeit { side, reason }) => assert!(*side == games[0].a_side && reason.contains("no move to hand over"), "{reason}"),
+        Some(Fault::Forfeit { side, cause, reason }) => {
+            assert!(*side == games[0].a_side && *cause == ForfeitCause::Refused && reason.contains("no move to hand over"), "{reason}")
+        }
         other => panic!("handover: ended {other:?}"),
     }
 }
@@ -416,4 +419,68 @@ fn an_engine_tafl_lab_cannot_start_voids_the_game_instead_of_losing_it() {
         assert_eq!((s.games, s.voids, s.forfeits, s.disagreements), (0, 2, 0, 0), "{proto}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `show_board_open_tafl` is a check only tafl-lab needs (HTP does not require it): an engine
+/// that refuses it voids the game instead of losing it.
+#[test]
+fn an_htp_engine_refusing_the_board_check_voids_the_game() {
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    let games = play("brandubh", &fake("refuse-board"), &ours, 2);
+    for g in &games {
+        match &g.fault {
+            Some(Fault::Void { side, reason }) => assert!(*side == g.a_side && reason.contains("show_board_open_tafl"), "{reason}"),
+            other => panic!("refuse-board: game {} ended {other:?}", g.index),
+        }
+    }
+    let s = MatchSummary::from_games(&games);
+    assert_eq!((s.games, s.voids, s.forfeits), (0, 2, 0), "not scored");
+}
+
+/// The engine's answer for the other side (`play defender ...` when it attacks) or hnefatafl-
+/// copenhagen's "it isn't your turn": the engine reads whose turn it is otherwise, a
+/// disagreement, never its forfeit.
+#[test]
+fn an_htp_engine_that_moves_for_the_other_side_disagrees_and_does_not_forfeit() {
+    let ours: AgentSpec = "mcts:sims=8".parse().unwrap();
+    for mode in ["wrong-side", "not-your-turn"] {
+        let games = play("brandubh", &fake(mode), &ours, 1);
+        match &games[0].fault {
+            Some(Fault::Disagreement { ours, theirs, .. }) => {
+                assert!(ours.contains("to move") && (theirs.contains("defender") || theirs.contains("turn")), "{mode}: {ours} / {theirs}")
+            }
+            other => panic!("{mode}: ended {other:?}"),
+        }
+    }
+}
+
+/// `match --json` tells faults apart: the count of forfeits, voids and disagreements, each
+/// fault with its kind, side and agent, and per agent the faults by kind.
+#[test]
+fn match_json_counts_forfeits_voids_and_fault_kinds_per_agent() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engines/fake-htp.sh");
+    let spec = |mode: &str| format!("htp:cmd=\"{}\",args={mode},time=2", script.display());
+    for (mode, kind, forfeits, voids) in [("crash", "crash", 2, 0), ("resign", "resigned", 2, 0), ("garbage", "illegal", 2, 0), ("refuse-board", "void", 0, 2)]
+    {
+        // A = the engine, B = tafl-lab's agent.
+        let o = bin()
+            .args(["match", "--variant", "brandubh", "--a", &spec(mode), "--b", "mcts:sims=8", "--games", "2", "--opening-plies", "0", "--json", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{mode}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!((v["forfeits"].as_u64(), v["voids"].as_u64(), v["disagreements"].as_u64()), (Some(forfeits), Some(voids), Some(0)), "{mode}: {v}");
+        assert_eq!(v["faults_by_agent"]["a"], serde_json::json!({ kind: 2 }), "{mode}: {v}");
+        assert_eq!(v["faults_by_agent"]["b"], serde_json::json!({}), "{mode}: {v}");
+        let faults = v["faults"].as_array().unwrap();
+        assert_eq!(faults.len(), 2, "{mode}");
+        for f in faults {
+            assert_eq!(f["agent"], "a", "{mode}: {f}");
+            assert_eq!(f["fault"]["side"], f["a_side"], "{mode}: the engine's own side faulted: {f}");
+            match kind {
+                "void" => assert_eq!(f["fault"]["kind"], "void", "{f}"),
+                _ => assert_eq!((f["fault"]["kind"].as_str(), f["fault"]["cause"].as_str()), (Some("forfeit"), Some(kind)), "{f}"),
+            }
+        }
+    }
 }

@@ -555,14 +555,14 @@ impl Agent {
         if let Engine::External(e) = &mut self.engine {
             return e.respond(pos, history);
         }
-        self.choose(pos).ok_or_else(|| Fault::Forfeit { side: pos.to_move(), reason: "no move".into() })
+        self.choose(pos).ok_or_else(|| Fault::Forfeit { side: pos.to_move(), cause: crate::arena::external::ForfeitCause::Refused, reason: "no move".into() })
     }
 
     /// When the agent is an external engine (playing `side`) that would score the game the
     /// rules ended in `pos` otherwise, the disagreement (see [`External::disputed_ending`]).
-    pub fn disputed_ending(&self, pos: &Position, side: Side) -> Option<Fault> {
-        match &self.engine {
-            Engine::External(e) => e.disputed_ending(pos, side),
+    pub fn disputed_ending(&mut self, pos: &Position, history: &[Move], side: Side) -> Option<Fault> {
+        match &mut self.engine {
+            Engine::External(e) => e.disputed_ending(pos, history, side),
             _ => None,
         }
     }

@@ -15,7 +15,7 @@ pub mod provenance;
 pub mod shard;
 
 pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
-pub use external::Fault;
+pub use external::{Fault, ForfeitCause};
 pub use provenance::AgentRecord;
 pub use shard::{Shard, ShardError};
 
@@ -168,6 +168,10 @@ pub struct MatchSummary {
     pub disagreements: u32,
     /// Games voided because tafl-lab's own side failed (not scored).
     pub voids: u32,
+    /// A's faults by kind ([`Fault::kind_name`]: a forfeit's cause, `void` or `disagreement`).
+    pub a_faults: std::collections::BTreeMap<&'static str, u32>,
+    /// B's faults by kind.
+    pub b_faults: std::collections::BTreeMap<&'static str, u32>,
 }
 
 impl MatchSummary {
@@ -187,6 +191,12 @@ impl MatchSummary {
         s.forfeits = games.iter().filter(|g| matches!(g.fault, Some(Fault::Forfeit { .. }))).count() as u32;
         s.disagreements = games.iter().filter(|g| matches!(g.fault, Some(Fault::Disagreement { .. }))).count() as u32;
         s.voids = games.iter().filter(|g| matches!(g.fault, Some(Fault::Void { .. }))).count() as u32;
+        for g in games {
+            if let Some(f) = &g.fault {
+                let by = if f.side() == g.a_side { &mut s.a_faults } else { &mut s.b_faults };
+                *by.entry(f.kind_name()).or_default() += 1;
+            }
+        }
         s.a_score = points / scored.len().max(1) as f64;
         s.mean_plies = scored.iter().map(|g| g.moves.len() as f64).sum::<f64>() / scored.len().max(1) as f64;
         s
@@ -320,8 +330,8 @@ pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: S
     }
     // An ending an engine scores otherwise (a rule it was not told in words it reads) is
     // listed apart, not scored for either side.
-    for (agent, side) in [(&*a, a_side), (&*b, a_side.opponent())] {
-        if let Some(fault) = agent.disputed_ending(&pos, side) {
+    for (agent, side) in [(a, a_side), (b, a_side.opponent())] {
+        if let Some(fault) = agent.disputed_ending(&pos, &moves, side) {
             return (Err(fault), moves);
         }
     }

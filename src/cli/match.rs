@@ -289,7 +289,8 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
             "forfeits": s.forfeits,
             "disagreements": s.disagreements,
             "voids": s.voids,
-            "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
+            "faults_by_agent": {"a": s.a_faults, "b": s.b_faults},
+            "faults": games.iter().filter_map(|g| g.fault.as_ref().map(|f| json!({"game": g.index + 1, "a_side": g.a_side.name(), "agent": if f.side() == g.a_side { "a" } else { "b" }, "fault": f, "moves": g.moves.iter().map(|m| m.to_string()).collect::<Vec<_>>()}))).collect::<Vec<_>>(),
             "elo": elo,
             "sprt": sprt_result.map(|(sp, llr, lo, hi, d)| json!({"elo0": sp.elo0, "elo1": sp.elo1, "llr": llr, "lower": lo, "upper": hi, "decision": d})),
             "seed": p.seed,
@@ -322,6 +323,12 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
                 "{} forfeits (scored as losses), {} rules disagreements and {} void games (not scored; see --json or --record)",
                 s.forfeits, s.disagreements, s.voids
             )?;
+            for (who, faults) in [("A", &s.a_faults), ("B", &s.b_faults)] {
+                if !faults.is_empty() {
+                    let kinds: Vec<String> = faults.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                    writeln!(out, "{who}'s faults: {}", kinds.join(", "))?;
+                }
+            }
         }
         writeln!(
             out,

@@ -52,6 +52,10 @@ pub const SIZES: [u8; 3] = [7, 11, 13];
 /// 6.4.1 answers after a resignation, seen here).
 pub const GAME_OVER: [&str; 2] = ["play: the game is already over", "message: play: the game is already over"];
 
+/// The words in the reference program's refusal of `generate_move` for the side whose turn it
+/// is not (`? message: play: it isn't your turn`, hnefatafl-copenhagen 6.4.1, seen here).
+pub const NOT_YOUR_TURN: &str = "it isn't your turn";
+
 /// An HTP role in any case: `a`, `attacker`, `attackers`, `d`, `defender`, `defenders`.
 pub fn role(text: &str) -> Option<Side> {
     match text.to_ascii_lowercase().as_str() {

@@ -166,6 +166,10 @@ pub struct EvalMetrics {
     pub defenders_win: f64,
     #[serde(deserialize_with = "real")]
     pub draws: f64,
+    /// Games not scored (rules disagreements and void games of an outside baseline), which
+    /// `games` leaves out; absent (0) from lines written before they were recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unscored: u32,
 }
 
 impl MetricsLine {
@@ -258,6 +262,7 @@ mod tests {
                 attackers_win: 0.25,
                 defenders_win: 0.75,
                 draws: 0.0,
+                unscored: 0,
             }],
             calibration: Some(CalibrationMetrics {
                 attackers: SideCalibration { count: 300, mean_predicted: 0.375, mean_realized: 0.25, brier: 0.1875 },

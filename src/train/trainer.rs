@@ -346,8 +346,13 @@ impl Trainer {
             }
             for (name, spec) in opponents {
                 let s = play_match(&self.variant, &me, &spec, cfg.eval.games, cfg.seed ^ generation, &format!("gen {generation} vs {name}"), reporter)?;
-                summary.push(format!("vs {name} {:.0}%", 100.0 * s.a_score));
+                let unscored = s.disagreements + s.voids;
+                summary.push(match unscored {
+                    0 => format!("vs {name} {:.0}%", 100.0 * s.a_score),
+                    n => format!("vs {name} {:.0}% ({n} unscored)", 100.0 * s.a_score),
+                });
                 eval.push(EvalMetrics {
+                    unscored,
                     elo: elo_from_score(s.a_score, s.games),
                     games: s.games,
                     score: s.a_score,

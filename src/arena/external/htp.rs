@@ -2,7 +2,8 @@
 //! stdin (every reply read, every capture list and board compared) or as an engine client over
 //! TCP (only moves answered, a refusal told from a crash by its stderr).
 
-use super::{External, Fault, Step};
+use super::transport::TransportError;
+use super::{External, Fault, ForfeitCause, Step};
 use crate::protocol::htp::{self as wire, Action, Command, Generated, Response};
 use crate::rules::notation::position_string;
 use crate::rules::{Move, Piece, Position, Side, Square};
@@ -38,7 +39,7 @@ impl External {
     /// An engine client answers nothing but `generate_move`; it starts on a fresh 11x11 game,
     /// and these two set the board and the first mover.
     pub(super) fn htp_client_new_game(&mut self, side: Side) -> Step<()> {
-        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        let forfeit = |e| Fault::transport(side, "", &e);
         let size = Command::BoardSize(self.variant.geometry.size());
         let first = Command::FirstMove(self.board.to_move());
         self.proc().send(&size.to_string()).map_err(forfeit)?;
@@ -49,7 +50,8 @@ impl External {
     /// Then a `known_command` round trip skips whatever the engine printed after the reply
     /// (boards, escape maps), so the next reply is read in step.
     fn htp(&mut self, cmd: &Command, side: Side, deadline: Instant) -> Step<Result<String, String>> {
-        let forfeit = |reason: String| Fault::Forfeit { side, reason: format!("{cmd}: {reason}") };
+        let what = cmd.to_string();
+        let forfeit = |e| Fault::transport(side, &what, &e);
         let p = self.proc();
         p.send(&cmd.to_string()).map_err(forfeit)?;
         let reply = loop {
@@ -67,6 +69,38 @@ impl External {
     }
 
     pub(super) fn htp_turn(&mut self, history: &[Move], side: Side, deadline: Instant) -> Step<Move> {
+        self.htp_send_moves(history, side, deadline)?;
+        let reply = self.htp(&Command::GenerateMove(None), side, deadline)?;
+        let text = match reply {
+            Ok(t) => t,
+            // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
+            // GameOver`); any other refusal of generate_move is its failure to move.
+            Err(e) if wire::GAME_OVER.contains(&e.as_str()) => {
+                let status = self.htp(&Command::FinalStatus, side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
+                return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
+            }
+            // "It isn't your turn": the engine's board has the other side to move, where
+            // tafl-lab's has this one: the two read the game differently.
+            Err(e) if e.contains(wire::NOT_YOUR_TURN) => {
+                let b = self.board.clone();
+                return Err(self.disagreement(side, &b, format!("{} to move", b.to_move()), format!("generate_move: {e}")));
+            }
+            Err(e) => return Err(Fault::Forfeit { side, cause: ForfeitCause::Refused, reason: format!("generate_move: {e}") }),
+        };
+        self.move_arrived = Some(Instant::now());
+        let mv = self.read_htp_play(&text, side)?;
+        self.take_engine_move(side, mv, &mv.to_string())?;
+        if self.board.outcome().is_none() {
+            // tafl-lab's own check, on its own clock (not the engine's move time).
+            self.htp_compare_board(side, Instant::now() + External::CHECK_TIME, &format!("after {mv}"))?;
+        }
+        Ok(mv)
+    }
+
+    /// Sends the moves of `history` the engine has not seen as `play` lines, each reply's
+    /// capture list compared with tafl-lab's: a refusal or another capture list is a
+    /// disagreement.
+    fn htp_send_moves(&mut self, history: &[Move], side: Side, deadline: Instant) -> Step<()> {
         for &m in &history[self.known.len()..] {
             let before = self.board.clone();
             let cmd = play(before.to_move(), m);
@@ -84,33 +118,51 @@ impl External {
             }
             self.known.push(m);
         }
-        let reply = self.htp(&Command::GenerateMove(None), side, deadline)?;
-        let text = match reply {
-            Ok(t) => t,
-            // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
-            // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if wire::GAME_OVER.contains(&e.as_str()) => {
-                let status = self.htp(&Command::FinalStatus, side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
-                return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
-            }
-            Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
-        };
-        let mv = self.read_htp_play(&text, side)?;
-        self.take_engine_move(side, mv, &mv.to_string())?;
-        if self.board.outcome().is_none() {
-            self.htp_compare_board(side, deadline, &format!("after {mv}"))?;
+        Ok(())
+    }
+
+    /// After the rules ended the game in `pos`: the engine is sent the moves it has not seen
+    /// (tafl-lab's final move among them) and asked `final_status`. An engine that reads the
+    /// ending otherwise (another winner, or the game going on) is a disagreement; one that
+    /// fails to answer changes nothing (the rules decided the game).
+    pub(super) fn htp_confirm_ending(&mut self, pos: &Position, history: &[Move], side: Side) -> Option<Fault> {
+        let outcome = pos.outcome()?;
+        if !self.started || self.proc.is_none() || !history.starts_with(&self.known) {
+            return None;
         }
-        Ok(mv)
+        let deadline = Instant::now() + External::CHECK_TIME;
+        match self.htp_send_moves(history, side, deadline) {
+            Err(f @ Fault::Disagreement { .. }) => return Some(f),
+            Err(_) => return None,
+            Ok(()) => {}
+        }
+        let status = match self.htp(&Command::FinalStatus, side, deadline) {
+            Ok(Ok(t)) => t,
+            _ => return None,
+        };
+        let ours = match outcome.winner {
+            Some(Side::Attackers) => "attacker_wins",
+            Some(Side::Defenders) => "defender_wins",
+            None => "draw",
+        };
+        if status.trim() == ours {
+            return None;
+        }
+        let b = self.board.clone();
+        Some(self.disagreement(side, &b, format!("{outcome}: {ours}"), format!("final_status: {status}")))
     }
 
     /// Reads `play ROLE FROM TO[, score: ...]` (or a resignation) as `side`'s move.
     fn read_htp_play(&self, text: &str, side: Side) -> Step<Move> {
-        let unreadable = || Fault::Forfeit { side, reason: format!("unreadable move {text:?}") };
+        let unreadable = || Fault::Forfeit { side, cause: ForfeitCause::Illegal, reason: format!("unreadable move {text:?}") };
         match Generated::parse(text) {
-            Some(Generated::Resign(_)) => Err(Fault::Forfeit { side, reason: "resigned".into() }),
+            Some(Generated::Resign(_)) => Err(Fault::Forfeit { side, cause: ForfeitCause::Resigned, reason: "resigned".into() }),
             Some(Generated::Move { side: mover, from, to, .. }) => {
                 if mover != side {
-                    return Err(Fault::Forfeit { side, reason: format!("moved for the other side: {text:?}") });
+                    // It thinks the other side is to move: a disagreement about the game, as
+                    // "it isn't your turn" is.
+                    let b = self.board.clone();
+                    return Err(self.disagreement(side, &b, format!("{side} to move"), format!("moved for {mover}: {text:?}")));
                 }
                 let g = self.board.geometry();
                 match (wire::square(&from, g), wire::square(&to, g)) {
@@ -143,10 +195,11 @@ impl External {
             match self.proc().recv(deadline) {
                 Ok(l) if l.trim_start().starts_with("play") => break l.trim().to_lowercase(),
                 Ok(_) => {}
-                Err(e) if e.starts_with("the engine exited") => return Err(self.client_gone(side, e, last_sent)),
-                Err(e) => return Err(Fault::Forfeit { side, reason: format!("generate_move: {e}") }),
+                Err(e @ TransportError::Exited(_)) => return Err(self.client_gone(side, e, last_sent)),
+                Err(e) => return Err(Fault::transport(side, "generate_move", &e)),
             }
         };
+        self.move_arrived = Some(Instant::now());
         let mv = self.read_htp_play(&text, side)?;
         self.take_engine_move(side, mv, &mv.to_string())?;
         Ok(mv)
@@ -155,7 +208,7 @@ impl External {
     /// Why an engine client went away when it should have answered: it refused the last move
     /// sent (`Error: ...` on stderr), it ended the game where tafl-lab plays on (a clean exit:
     /// the client stops when its game is over), or it crashed.
-    fn client_gone(&mut self, side: Side, e: String, last_sent: Option<(Move, Position)>) -> Fault {
+    fn client_gone(&mut self, side: Side, e: TransportError, last_sent: Option<(Move, Position)>) -> Fault {
         // Its stderr is read on another thread; give it a moment to arrive.
         let mut refusal = None;
         for _ in 0..50 {
@@ -174,20 +227,23 @@ impl External {
             }
             (why, _) => {
                 let tail = why.or_else(|| self.proc().stderr_line("thread")).map(|l| format!(": {l}")).unwrap_or_default();
-                Fault::Forfeit { side, reason: format!("generate_move: {e}{tail}") }
+                Fault::Forfeit { side, cause: e.cause(), reason: format!("generate_move: {e}{tail}") }
             }
         }
     }
 
     /// Compares the engine's board (`show_board_open_tafl`, top row first) with tafl-lab's.
     fn htp_compare_board(&mut self, side: Side, deadline: Instant, when: &str) -> Step<()> {
+        // The board check is a step only tafl-lab needs (HTP does not require the command):
+        // an engine that refuses it, or answers what tafl-lab cannot read, voids the game
+        // rather than losing it.
         let theirs = match self.htp(&Command::ShowBoardOpenTafl, side, deadline)? {
             Ok(t) => t,
-            Err(e) => return Err(Fault::Forfeit { side, reason: format!("show_board_open_tafl: {e}") }),
+            Err(e) => return Err(Fault::Void { side, reason: format!("show_board_open_tafl (tafl-lab's board check) refused: {e}") }),
         };
         let g = self.board.geometry();
         let Some(mut pieces) = wire::parse_board(&theirs, g) else {
-            return Err(Fault::Forfeit { side, reason: format!("unreadable board {theirs:?}") });
+            return Err(Fault::Void { side, reason: format!("show_board_open_tafl (tafl-lab's board check): unreadable board {theirs:?}") });
         };
         let key = |v: &mut Vec<(Square, Piece)>| v.sort_by_key(|&(sq, p)| (sq, p.opentafl_char()));
         let mut ours = self.board.pieces();

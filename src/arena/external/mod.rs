@@ -87,8 +87,14 @@ impl ExternalSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fault {
-    /// `side` lost by forfeit.
-    Forfeit { side: Side, reason: String },
+    /// `side` lost by forfeit, for `cause`.
+    Forfeit {
+        side: Side,
+        /// Absent from records written before causes were recorded.
+        #[serde(default)]
+        cause: ForfeitCause,
+        reason: String,
+    },
     /// tafl-lab's side failed while an engine played `side`: the game is not scored.
     Void { side: Side, reason: String },
     /// tafl-lab and the engine (playing `side`) read the rules differently at `ply`.
@@ -105,7 +111,65 @@ pub enum Fault {
     },
 }
 
+/// Why a side forfeited: what a report counts apart.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForfeitCause {
+    /// It resigned.
+    Resigned,
+    /// It did not answer within its time.
+    Time,
+    /// Its process exited or its connection closed while it owed an answer.
+    Crash,
+    /// It answered with something that is not a move of its side.
+    Illegal,
+    /// It refused to move (an error instead of a move).
+    Refused,
+    /// Recorded before causes were (an older record).
+    #[default]
+    Unrecorded,
+}
+
+impl ForfeitCause {
+    pub const ALL: [ForfeitCause; 6] =
+        [ForfeitCause::Resigned, ForfeitCause::Time, ForfeitCause::Crash, ForfeitCause::Illegal, ForfeitCause::Refused, ForfeitCause::Unrecorded];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ForfeitCause::Resigned => "resigned",
+            ForfeitCause::Time => "time",
+            ForfeitCause::Crash => "crash",
+            ForfeitCause::Illegal => "illegal",
+            ForfeitCause::Refused => "refused",
+            ForfeitCause::Unrecorded => "unrecorded",
+        }
+    }
+}
+
 impl Fault {
+    /// A forfeit of `side` for a failure to talk to its engine (`what` was under way).
+    pub fn transport(side: Side, what: &str, e: &transport::TransportError) -> Fault {
+        let reason = if what.is_empty() { e.to_string() } else { format!("{what}: {e}") };
+        Fault::Forfeit { side, cause: e.cause(), reason }
+    }
+
+    /// The kind a report counts: a forfeit's cause (`resigned`, `time`, `crash`, `illegal`,
+    /// `refused`), `void` or `disagreement`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Fault::Forfeit { cause, .. } => cause.name(),
+            Fault::Void { .. } => "void",
+            Fault::Disagreement { .. } => "disagreement",
+        }
+    }
+
+    /// The side that faulted.
+    pub fn side(&self) -> Side {
+        match self {
+            Fault::Forfeit { side, .. } | Fault::Void { side, .. } | Fault::Disagreement { side, .. } => *side,
+        }
+    }
+
     /// The winner the fault gives: `Some(winner)` for a forfeit, `None` for a disagreement
     /// or a void game (never scored).
     pub fn winner(&self) -> Option<Side> {
@@ -118,7 +182,7 @@ impl Fault {
     /// One line for logs and reports.
     pub fn describe(&self) -> String {
         match self {
-            Fault::Forfeit { side, reason } => format!("{side} forfeit: {reason}"),
+            Fault::Forfeit { side, cause, reason } => format!("{side} forfeit ({}): {reason}", cause.name()),
             Fault::Void { side, reason } => format!("void game (not scored; tafl-lab's side failed, engine plays {side}): {reason}"),
             Fault::Disagreement { side, ply, position, to_move, ours, theirs } => {
                 format!("rules disagreement at ply {ply} (engine plays {side}; {to_move} to move in {position}): tafl-lab: {ours}; engine: {theirs}")
@@ -145,6 +209,9 @@ pub struct External {
     /// When the engine last sent a move: OTEP commands wait a moment after it (see
     /// [`External::OTEP_QUIET`]).
     last_move_at: Option<Instant>,
+    /// When this turn's move arrived: the engine's clock stops there, so tafl-lab's own
+    /// checks after it (an HTP board comparison) do not count as the engine's time.
+    move_arrived: Option<Instant>,
 }
 
 impl External {
@@ -155,6 +222,9 @@ impl External {
     pub const OTEP_AFTER_MOVE: Duration = Duration::from_millis(100);
     /// The most time spent waiting for its output to go quiet.
     pub const OTEP_QUIET_LIMIT: Duration = Duration::from_secs(2);
+    /// Time for an answer to a check only tafl-lab needs (the HTP board comparison after a
+    /// move), on tafl-lab's clock rather than the engine's.
+    pub const CHECK_TIME: Duration = Duration::from_secs(10);
 }
 
 /// The result of one exchange: a protocol step either works or ends the game with a fault.
@@ -187,6 +257,7 @@ impl External {
             used: Duration::ZERO,
             transcript: Transcript::default(),
             last_move_at: None,
+            move_arrived: None,
         })
     }
 
@@ -219,7 +290,6 @@ impl External {
     }
 
     fn respond_inner(&mut self, pos: &Position, history: &[Move], side: Side) -> Step<Move> {
-        let forfeit = |reason: String| Fault::Forfeit { side, reason };
         // A position the history does not lead to (analysis of a set-up position) is given
         // to an OTEP engine as such; HTP has no command to set up a position.
         let mut reached = Position::start(self.variant.clone());
@@ -256,21 +326,27 @@ impl External {
             self.started = !detached;
             if detached {
                 if self.spec.protocol == Protocol::Htp {
-                    return Err(forfeit("an HTP engine plays from the start position: it needs the game's moves".into()));
+                    // What tafl-lab cannot give it, not the engine's failure.
+                    return Err(Fault::Void { side, reason: "an HTP engine plays from the start position: it needs the game's moves".into() });
                 }
                 // The OTEP turn sends this board as `position` before `play`, as every turn.
                 self.board = pos.clone();
             }
         }
+        // tafl-lab's wait for an OTEP engine's output to go quiet is not the engine's time.
+        if self.spec.protocol == Protocol::Otep {
+            self.otep_quiet();
+        }
         let budget = self.budget();
         let deadline = Instant::now() + budget;
         let t0 = Instant::now();
+        self.move_arrived = None;
         let mv = match self.spec.protocol {
             Protocol::Htp if self.spec.tcp => self.htp_client_turn(history, side, deadline)?,
             Protocol::Htp => self.htp_turn(history, side, deadline)?,
             Protocol::Otep => self.otep_turn(history, side, deadline, budget)?,
         };
-        self.used += t0.elapsed();
+        self.used += self.move_arrived.take().unwrap_or_else(Instant::now).saturating_duration_since(t0);
         if !pos.is_legal(mv) {
             return Err(self.disagreement(side, pos, format!("{mv} is not a legal move"), format!("played {mv}")));
         }
@@ -289,14 +365,19 @@ impl External {
         self.proc.as_mut().expect("started before use")
     }
 
-    /// A game the rules ended in `pos` that this engine (playing `side`) scores otherwise: a
-    /// disagreement, listed apart. Only OTEP engines (OpenTafl) are known to differ, on the
-    /// endings that tafl-lab's own rules-string keys describe
+    /// A game the rules ended in `pos` (reached by `history`) that this engine (playing
+    /// `side`) scores otherwise: a disagreement, listed apart. OTEP engines (OpenTafl) are
+    /// known to differ on the endings that tafl-lab's own rules-string keys describe
     /// ([`crate::rules::notation::opentafl_scores_otherwise`]).
-    pub fn disputed_ending(&self, pos: &Position, side: Side) -> Option<Fault> {
+    ///
+    /// An HTP engine on stdin is asked: it is sent the moves it has not seen (tafl-lab's final
+    /// move among them) and `final_status`, and another reading of the end is a disagreement.
+    pub fn disputed_ending(&mut self, pos: &Position, history: &[Move], side: Side) -> Option<Fault> {
         let outcome = pos.outcome()?;
-        if self.spec.protocol != Protocol::Otep {
-            return None;
+        match self.spec.protocol {
+            Protocol::Htp if !self.spec.tcp => return self.htp_confirm_ending(pos, history, side),
+            Protocol::Htp => return None,
+            Protocol::Otep => {}
         }
         let theirs = crate::rules::notation::opentafl_scores_otherwise(&self.variant.rules, &outcome)?;
         Some(Fault::Disagreement {

@@ -1,7 +1,7 @@
 //! The OTEP client: tafl-lab drives an engine that speaks the OpenTafl Engine Protocol, as
 //! OpenTafl 0.4.8 drives one, and keeps it on tafl-lab's board.
 
-use super::{External, Fault, Step};
+use super::{External, Fault, ForfeitCause, Step};
 use crate::protocol::clock::{Clock, SideClock};
 use crate::protocol::otep::{Command, ParseError};
 use crate::rules::notation::{parse_move, position_string};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 impl External {
     /// A new game: the rules, once the engine's output is quiet.
     pub(super) fn otep_new_game(&mut self, side: Side) -> Step<()> {
-        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        let forfeit = |e| Fault::transport(side, "rules", &e);
         let rules = crate::rules::notation::rules_string(&self.variant).expect("checked in new");
         self.otep_quiet();
         self.proc().send(&Command::Rules(rules).to_string()).map_err(forfeit)
@@ -20,7 +20,7 @@ impl External {
     pub(super) fn await_hello(&mut self, side: Side) -> Step<()> {
         let deadline = Instant::now() + self.spec.move_time.max(Duration::from_secs(10));
         loop {
-            let l = self.proc().recv(deadline).map_err(|e| Fault::Forfeit { side, reason: format!("waiting for hello: {e}") })?;
+            let l = self.proc().recv(deadline).map_err(|e| Fault::transport(side, "waiting for hello", &e))?;
             if Command::parse(l.trim()) == Ok(Some(Command::Hello)) {
                 return Ok(());
             }
@@ -35,7 +35,7 @@ impl External {
     /// has been silent for [`External::OTEP_QUIET`] (the statistics come after the move is
     /// played), at most [`External::OTEP_QUIET_LIMIT`]. Lines read here answer nothing: no
     /// `play` is outstanding (they still reach the transcript).
-    fn otep_quiet(&mut self) {
+    pub(super) fn otep_quiet(&mut self) {
         let Some(t) = self.last_move_at.take() else { return };
         let Some(p) = self.proc.as_mut() else { return };
         let limit = t + External::OTEP_QUIET_LIMIT;
@@ -49,7 +49,7 @@ impl External {
     }
 
     pub(super) fn otep_turn(&mut self, history: &[Move], side: Side, deadline: Instant, budget: Duration) -> Step<Move> {
-        let forfeit = |reason: String| Fault::Forfeit { side, reason };
+        let forfeit = |e| Fault::transport(side, "", &e);
         let unseen = &history[self.known.len()..];
         let mut start = self.board.clone();
         for &m in unseen {
@@ -89,11 +89,12 @@ impl External {
             // A Java engine whose search thread died (OpenTafl's does, printing the trace on
             // stdout) would never answer: its forfeit now, with the trace's first line.
             if l.split_whitespace().take(2).eq(["Exception", "in"]) {
-                return Err(forfeit(format!("the engine crashed: {l}")));
+                return Err(Fault::Forfeit { side, cause: ForfeitCause::Crash, reason: format!("the engine crashed: {l}") });
             }
             match Command::parse(l.trim()) {
                 Ok(Some(Command::Move(m))) if !m.is_empty() => {
                     self.last_move_at = Some(Instant::now());
+                    self.move_arrived = self.last_move_at;
                     break m;
                 }
                 // An engine answers nothing but errors to what it is sent: whatever the code
@@ -107,7 +108,7 @@ impl External {
             }
         };
         let g = self.board.geometry();
-        let mv = parse_move(&text, g).map_err(|e| forfeit(format!("unreadable move: {e}")))?.mv;
+        let mv = parse_move(&text, g).map_err(|e| Fault::Forfeit { side, cause: ForfeitCause::Illegal, reason: format!("unreadable move: {e}") })?.mv;
         self.take_engine_move(side, mv, &text)?;
         let ack = Command::Move(position_string(&self.board)).to_string();
         self.proc().send(&ack).map_err(forfeit)?;

@@ -140,17 +140,17 @@ impl Proc {
         Ok(Proc { child, link: Box::new(stream), lines, transcript, errors: Some(errors) })
     }
 
-    pub(super) fn send(&mut self, line: &str) -> Result<(), String> {
+    pub(super) fn send(&mut self, line: &str) -> Result<(), TransportError> {
         self.transcript.write(">", line);
-        writeln!(self.link, "{line}").and_then(|_| self.link.flush()).map_err(|_| "the engine exited".to_string())
+        writeln!(self.link, "{line}").and_then(|_| self.link.flush()).map_err(|_| TransportError::Exited(String::new()))
     }
 
     /// The next line before `deadline`.
-    pub(super) fn recv(&mut self, deadline: Instant) -> Result<String, String> {
+    pub(super) fn recv(&mut self, deadline: Instant) -> Result<String, TransportError> {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(l) => Ok(l),
-            Err(RecvTimeoutError::Timeout) => Err("no answer in time".into()),
+            Err(RecvTimeoutError::Timeout) => Err(TransportError::Timeout),
             Err(RecvTimeoutError::Disconnected) => {
                 // Give the process a moment to be reaped, so that its status can be told.
                 let mut status = None;
@@ -161,8 +161,7 @@ impl Proc {
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                let status = status.map(|s| format!(" ({s})")).unwrap_or_default();
-                Err(format!("the engine exited{status}"))
+                Err(TransportError::Exited(status.map(|s| format!(" ({s})")).unwrap_or_default()))
             }
         }
     }
@@ -171,6 +170,29 @@ impl Proc {
     pub(super) fn stderr_line(&self, prefix: &str) -> Option<String> {
         let q = self.errors.as_ref()?.lock().ok()?;
         q.iter().rev().find(|l| l.starts_with(prefix)).cloned()
+    }
+}
+
+/// Why talking to an engine failed: code acts on the kind (a timeout is a loss on time, an
+/// exit a crash), never on the message's words.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// No line before the deadline.
+    #[error("no answer in time")]
+    Timeout,
+    /// The engine's end of the pipe or connection closed; the text is its exit status, as
+    /// ` (exit status: 3)`, when it could be read.
+    #[error("the engine exited{0}")]
+    Exited(String),
+}
+
+impl TransportError {
+    /// The forfeit this failure is, when it happens while the engine owes an answer.
+    pub fn cause(&self) -> super::ForfeitCause {
+        match self {
+            TransportError::Timeout => super::ForfeitCause::Time,
+            TransportError::Exited(_) => super::ForfeitCause::Crash,
+        }
     }
 }
 

@@ -288,3 +288,48 @@ fn a_ladder_follows_the_side_rates_of_a_runs_checkpoints() {
     let _ = std::fs::remove_dir_all(&run_dir);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `balance --handicap`: equal search first, then the search of the side that scored less
+/// multiplied by each factor; every row's games add up, the multiplied side's sims are the
+/// agent's times the factor, and the fit's verdict is printed and saved.
+#[test]
+fn handicap_multiplies_the_weaker_sides_search_and_fits_the_even_point() {
+    let d = dir("handicap");
+    let text = ok(&run(&[
+        "balance",
+        "--handicap",
+        "4",
+        "--variants",
+        "brandubh",
+        "--agent",
+        "mcts:sims=8",
+        "--games",
+        "6",
+        "--seed",
+        "3",
+        "--out",
+        d.to_str().unwrap(),
+        "--quiet",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("handicap.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!((rows[0]["attacker_sims"].as_u64(), rows[0]["defender_sims"].as_u64(), rows[0]["x"].as_f64()), (Some(8), Some(8), Some(0.0)));
+    let helped = rows[1]["helped"].as_str().unwrap();
+    let (att, def) = if helped == "attackers" { (32, 8) } else { (8, 32) };
+    assert_eq!((rows[1]["attacker_sims"].as_u64(), rows[1]["defender_sims"].as_u64()), (Some(att), Some(def)), "{v}");
+    // The side that scored less at equal search is the one helped.
+    let equal = rows[0]["attackers_score"].as_f64().unwrap();
+    assert_eq!(helped, if equal < 0.5 { "attackers" } else { "defenders" });
+    for r in rows {
+        let n = |k: &str| r[k].as_u64().unwrap();
+        assert_eq!(n("attackers_win") + n("defenders_win") + n("draws"), n("games"), "{r}");
+        assert!(n("games") <= 6 && n("distinct") <= 6, "{r}");
+    }
+    let verdict = v["verdict"].as_str().unwrap();
+    assert!(text.contains(&format!("brandubh: {verdict}")), "{text}");
+    assert!(verdict.starts_with("even when the") || verdict.starts_with("no even point"), "{verdict}");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--handicap", "1", "--out", d.to_str().unwrap()]), "at least one factor above 1");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--handicap", "2,x", "--out", d.to_str().unwrap()]), "--handicap: \"x\"");
+    fails_with(&run(&["balance", "--variants", "brandubh", "--handicap", "2", "--agent", "random", "--out", d.to_str().unwrap()]), "does not search");
+}

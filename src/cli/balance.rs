@@ -51,6 +51,13 @@ pub struct BalanceArgs {
     /// start with at least 2 random opening plies.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["compare", "sets"])]
     pub ladder: Option<PathBuf>,
+    /// The handicap that evens the variant: the agent plays itself at equal search, then with
+    /// the search of the side that scored less multiplied by each factor (e.g. 2,4,8);
+    /// --games games at each. Fits the attackers' score against log2 of the search ratio and
+    /// prints the ratio at which the sides are even, with a 95% interval; writes
+    /// handicap.json into --out. One variant; no --sims or --set sweep.
+    #[arg(long, value_name = "FACTORS", conflicts_with_all = ["compare", "ladder", "merge", "shard", "sims"])]
+    pub handicap: Option<String>,
     /// With --ladder: take every Nth checkpoint (the first and the last always).
     #[arg(long, default_value_t = 1, requires = "ladder")]
     pub every: u64,
@@ -86,6 +93,9 @@ pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
     if let Some(run_dir) = &a.ladder {
         let command = std::env::args().collect::<Vec<_>>().join(" ");
         return ladder(a, run_dir, &command, out);
+    }
+    if let Some(factors) = &a.handicap {
+        return handicap(a, factors, out);
     }
     match &a.compare {
         Some(files) => compare(&files[0], &files[1], a.json, out),
@@ -150,6 +160,65 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
         return Ok(());
     }
     write_balance(&a.out, &jobs, &rows, &results, command, out)
+}
+
+/// `--handicap FACTORS`: plays and fits the handicap, prints a line per factor and the even
+/// point, and writes handicap.json.
+fn handicap(a: &BalanceArgs, factors: &str, out: &mut impl Write) -> Result<()> {
+    use tafl_lab::lab::handicap::{self, HandicapJob};
+    if a.games == 0 {
+        bail!("--games: must be at least 1");
+    }
+    let factors: Vec<u32> = factors
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| anyhow!("--handicap: {x:?} is not a whole factor of 1 or more")))
+        .collect::<Result<_>>()?;
+    if !factors.iter().any(|&k| k > 1) {
+        bail!("--handicap: give at least one factor above 1 (e.g. 2,4,8)");
+    }
+    let names: Vec<&str> = a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let [name] = names[..] else { bail!("--handicap: one variant at a time (--variants gave {})", names.len()) };
+    let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
+    let agent: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
+    let agent = a.device.apply(agent);
+    if agent.search_config().is_none() {
+        bail!("--agent {agent}: --handicap multiplies search, and this agent does not search");
+    }
+    tafl_lab::nn::set_torch_threads(1);
+    let total = (factors.iter().filter(|&&k| k > 1).count() + 1) * a.games;
+    let bar = super::progress_bar(total as u64, "handicap (games)", a.quiet);
+    let job = HandicapJob { variant, agent, factors, games: a.games, seed: a.seed, opening_plies: a.opening_plies.max(2) };
+    let result = handicap::measure(&job, &|_| bar.inc(1))?;
+    bar.finish_and_clear();
+    for r in &result.rows {
+        writeln!(
+            out,
+            "{} x{} for the {}: attackers {} sims, defenders {}: {} distinct games, attackers {}-{}-{} (score {:.1}%)",
+            job.variant.name,
+            r.factor,
+            r.helped,
+            r.attacker_sims,
+            r.defender_sims,
+            r.games,
+            r.attackers_win,
+            r.draws,
+            r.defenders_win,
+            100.0 * r.attackers_score
+        )?;
+    }
+    let verdict = result.verdict();
+    writeln!(out, "{}: {verdict}", job.variant.name)?;
+    let fit =
+        result.fit.as_ref().ok().map(
+            |f| serde_json::json!({"a": f.a, "b": f.b, "x_even": f.x_even, "x_interval": f.x_interval, "k_even": f.k_even(), "k_interval": f.k_interval()}),
+        );
+    let json = serde_json::json!({
+        "variant": job.variant.name, "changes": a.sets, "agent": job.agent.to_string(), "games_per_factor": a.games,
+        "seed": a.seed, "opening_plies": job.opening_plies, "rows": result.rows, "fit": fit, "verdict": verdict,
+    });
+    let path = write_shard(&a.out, "handicap.json", &json)?;
+    writeln!(out, "wrote {}", path.display())?;
+    Ok(())
 }
 
 /// Writes a whole balance run's files (report.md, balance.csv, balance.json, the plots and

@@ -1,6 +1,7 @@
 //! Experiments that play games: balance runs ([`balance`]: an agent against itself, per
 //! variant, budget and rule change), balance against strength ([`ladder`]: a training run's
-//! checkpoints and matches between neighbours) and round-robin tournaments ([`tournament`]:
+//! checkpoints and matches between neighbours), the search handicap that evens a variant
+//! ([`handicap`]) and round-robin tournaments ([`tournament`]:
 //! crosstable and joint ratings, with the state that lets a killed run resume), with the
 //! files each writes; and [`calibrate`], which measures a model on recorded games instead
 //! (value calibration per side, its search against its prior, where games end).
@@ -11,5 +12,6 @@
 
 pub mod balance;
 pub mod calibrate;
+pub mod handicap;
 pub mod ladder;
 pub mod tournament;

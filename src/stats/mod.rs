@@ -1,8 +1,9 @@
 //! Statistics of game results: confidence intervals for rates (Wilson), Elo differences with
 //! intervals, joint Elo ratings of a field (Bradley-Terry, [`elo`]), the sequential
 //! probability ratio test for matches, a two-proportion test for comparing balance runs, the
-//! human reference figures balance reports show, and the per-side calibration of value
-//! predictions ([`calibration`]).
+//! human reference figures balance reports show, the per-side calibration of value
+//! predictions ([`calibration`]), and the logistic fit of the search handicap that evens a
+//! variant ([`handicap`]).
 //!
 //! Mathematics only: numbers in, numbers out, no other module of the crate (the rules crate's
 //! `Side` aside; the experiments that play games are in [`crate::lab`], charts in
@@ -10,6 +11,7 @@
 
 pub mod calibration;
 pub mod elo;
+pub mod handicap;
 
 /// The 97.5% quantile of the standard normal distribution (two-sided 95%).
 pub const Z95: f64 = 1.959_963_984_540_054;

@@ -536,12 +536,7 @@ mod tests {
             .collect();
         assert_eq!(
             rows,
-            vec![
-                (4, 32, 48, 64, 60_000, 60.0),
-                (5, 48, 48, 48, 100_000, 120.0),
-                (6, 64, 32, 32, 150_000, 240.0),
-                (6, 64, 32, 24, 200_000, 480.0)
-            ]
+            vec![(4, 32, 48, 64, 60_000, 60.0), (5, 48, 48, 48, 100_000, 120.0), (6, 64, 32, 32, 150_000, 240.0), (6, 64, 32, 24, 200_000, 480.0)]
         );
         // A TOML variant file or a rules string names the run after the variant, file-safe.
         let v = crate::rules::Variant::from_spec("configs/variants/magpie.toml").expect("file");

@@ -177,6 +177,26 @@ fn corrupt_shards_are_skipped_with_a_warning() {
     assert_eq!(generations(&dir), vec![1, 2]);
 }
 
+/// `train --variant`: an unknown variant or a bad rules string is one line naming it, and no
+/// run directory is made; a good one prints the config it chose and saves it (the run itself
+/// is stopped by a budget of one generation on the smallest board).
+#[test]
+fn train_variant_prints_and_saves_the_config_it_chose() {
+    let dir = fresh_dir("variant");
+    let d = dir.join("run");
+    fails_with(&run(&["train", "--variant", "no-such-game", "--run-dir", d.to_str().unwrap()]), "--variant no-such-game");
+    fails_with(&run(&["train", "--variant", "dim:7 bogus", "--run-dir", d.to_str().unwrap()]), "--variant dim:7 bogus");
+    assert!(!d.exists(), "nothing made for a bad variant");
+    let o = run(&["train", "--variant", "magpie", "--run-dir", d.to_str().unwrap(), "--generations", "1", "--quiet"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("--variant magpie: the default recipe sized to its 7x7 board"), "{err}");
+    let saved = std::fs::read_to_string(d.join("config.toml")).unwrap().trim_end().to_string();
+    assert!(err.contains(&saved), "the printed config is the saved one: {err}");
+    assert!(saved.contains("variant = \"magpie\"") && saved.contains("attacker_share = 0.5"), "{saved}");
+    assert_eq!(generations(&d), vec![1]);
+}
+
 #[test]
 fn config_errors_are_one_line() {
     let dir = fresh_dir("config");

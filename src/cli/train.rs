@@ -112,10 +112,18 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     if let (Some(spec), false) = (&args.variant, args.resume) {
         let variant = tafl_lab::rules::Variant::from_spec(spec).map_err(|e| anyhow!("--variant {spec}: {e}"))?;
         let size = variant.geometry.size();
+        // As it will be saved: with the command line's budget.
+        let mut shown = cfg.clone();
+        if let Some(g) = args.generations {
+            shown.budget.generations = g;
+        }
+        if let Some(m) = args.minutes {
+            shown.budget.minutes = m;
+        }
         reporter.line(&format!(
             "--variant {spec}: the default recipe sized to its {size}x{size} board (saved as {}):\n{}",
             dir.join("config.toml").display(),
-            toml::to_string(&cfg)?.trim_end()
+            toml::to_string(&shown)?.trim_end()
         ));
     } else if args.variant.is_some() {
         reporter.line("note: --resume continues with the run's saved config; --variant is not used");

@@ -78,7 +78,7 @@ fn a_match_in_shards_merges_into_the_whole_match() {
     assert_eq!(untimed(&merged), whole);
     // Without --json, the whole match's lines.
     let text = ok(&run(&["match", "--merge", f0, f1, f2]));
-    assert!(text.starts_with("brandubh: A = mcts:sims=8, B = random: 10 games, A scores"), "{text}");
+    assert!(text.starts_with("brandubh: A = mcts:sims=8, B = random: 10 games (10 distinct), A scores"), "{text}");
     assert!(text.contains("Elo difference (A - B)"), "{text}");
 
     // Shards that are not one whole match.
@@ -149,7 +149,7 @@ fn a_balance_run_in_shards_merges_into_the_whole_run() {
     }
     let merged = d.join("merged");
     let text = ok(&run(&["balance", "--merge", s(&shards[1]), s(&shards[0]), "--out", s(&merged)]));
-    assert!(text.contains("merged 2 shards") && text.contains("brandubh @ 8 sims: 6 games"), "{text}");
+    assert!(text.contains("merged 2 shards") && text.contains("brandubh @ 8 sims: 6 distinct games"), "{text}");
     // The same rows, table and sample of games as the whole run's (balance.json has no time).
     assert_eq!(read_json(&merged.join("balance.json")), read_json(&whole.join("balance.json")));
     for f in ["balance.csv", "games.jsonl", "rates.svg", "lengths.svg", "strength.svg"] {

@@ -275,9 +275,11 @@ impl Openings {
     }
 }
 
-/// How many different move sequences `games` holds (a balance figure counts each once).
-pub fn distinct_games(games: &[GameResult]) -> usize {
-    games.iter().map(|g| &g.moves).collect::<std::collections::HashSet<_>>().len()
+/// The games of `games` whose move sequence no earlier game played, in order: what a balance
+/// figure counts (a repeated game adds no evidence).
+pub fn distinct(games: &[GameResult]) -> Vec<&GameResult> {
+    let mut seen = std::collections::HashSet::new();
+    games.iter().filter(|g| seen.insert(&g.moves)).collect()
 }
 
 /// A short random opening, the same for every call with the same seed. Stops early rather

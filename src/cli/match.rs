@@ -267,7 +267,7 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardPart>, out: &mut impl Wr
     let s = MatchSummary::from_games(games);
     let total = s.a_total();
     let elo = elo_interval(total.win as u64, total.draw as u64, total.loss as u64);
-    let distinct = arena::distinct_games(games);
+    let distinct = arena::distinct(games).len();
     let sprt_result = sprt.map(|sp| {
         let llr = sp.llr(total.win as u64, total.draw as u64, total.loss as u64);
         let (lo, hi) = sp.bounds();

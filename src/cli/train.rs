@@ -88,6 +88,8 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     let overrides = Overrides { generations: args.generations, minutes: args.minutes, init: args.init.clone() };
     overrides.validate()?;
     let config = args.config.as_deref();
+    // The board size of --variant's variant, for the start line.
+    let mut variant_size = None;
     let given = match (config, &args.variant) {
         (Some(p), _) => {
             let text = std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
@@ -95,6 +97,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         }
         (None, Some(spec)) => {
             let variant = tafl_lab::rules::Variant::from_spec(spec).map_err(|e| anyhow!("--variant {spec}: {e}"))?;
+            variant_size = Some(variant.geometry.size());
             RunConfig::for_variant(spec, &variant)
         }
         (None, None) => RunConfig::from_toml(DEFAULT_CONFIG, "embedded default config (configs/runs/brandubh.toml)")?,
@@ -109,9 +112,7 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     if let (Some(p), true) = (config, cfg != given) {
         reporter.line(&format!("note: --resume continues with the run's saved config; {} is not used", p.display()));
     }
-    if let (Some(spec), false) = (&args.variant, args.resume) {
-        let variant = tafl_lab::rules::Variant::from_spec(spec).map_err(|e| anyhow!("--variant {spec}: {e}"))?;
-        let size = variant.geometry.size();
+    if let (Some(spec), Some(size), false) = (&args.variant, variant_size, args.resume) {
         // As it will be saved: with the command line's budget.
         let mut shown = cfg.clone();
         if let Some(g) = args.generations {

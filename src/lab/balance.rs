@@ -110,8 +110,7 @@ impl BalanceRow {
         // replaying a game it already played) adds no evidence, and counting it would make the
         // interval too narrow. Rules disagreements of external engines are not scored (they
         // still show in `reasons`).
-        let mut seen = std::collections::HashSet::new();
-        let all: Vec<&GameResult> = games.iter().filter(|g| seen.insert(&g.moves)).collect();
+        let all = crate::arena::distinct(games);
         let duplicates = (games.len() - all.len()) as u32;
         let games: Vec<&GameResult> = all.iter().copied().filter(|g| g.winner().is_some()).collect();
         let n = games.len() as u64;

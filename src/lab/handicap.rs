@@ -76,8 +76,7 @@ pub fn measure(job: &HandicapJob, on_game: &(dyn Fn(&GameResult) + Sync)) -> Res
         arena::play_match(&job.variant, att, def, &cfg, on_game)
     };
     let row = |factor: u32, helped: Side, att_sims: u32, def_sims: u32, games: &[GameResult]| {
-        let mut seen = std::collections::HashSet::new();
-        let distinct: Vec<GameResult> = games.iter().filter(|g| seen.insert(g.moves.clone())).cloned().collect();
+        let distinct: Vec<GameResult> = arena::distinct(games).into_iter().cloned().collect();
         let s = MatchSummary::from_games(&distinct);
         let w = s.a_as_attackers;
         HandicapRow {

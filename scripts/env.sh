@@ -8,7 +8,7 @@
 # Override its place with TAFL_LAB_VENV.
 set -euo pipefail
 TORCH_VERSION=2.13.0
-# Versions checked together with torch 2.13.0 on CPython 3.11 (export_onnx.py's checks pass).
+# Versions checked together with torch 2.13.0 on CPython 3.11 (export-onnx.py's checks pass).
 PY_EXTRAS=(numpy==2.3.5 onnx==1.19.1 onnxruntime==1.23.2)
 TAFL_LAB_VENV="${TAFL_LAB_VENV:-$HOME/.cache/tafl-lab/torch-$TORCH_VERSION}"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real Slurm on this one machine: Debian's slurmctld and slurmd with munge, everything (the
 # configuration, keys, state, logs and sockets) in one scratch folder, so that the job scripts
-# of scripts/slurm-selfplay.sh and scripts/slurm/ run under a true scheduler (tests/slurm.rs,
+# of scripts/slurm-selfplay.sh and scripts/slurm/ run under a true scheduler (tests/it/slurm.rs,
 # run by scripts/test.sh) and a user can try them before a cluster.
 #
 #   scripts/slurm-local.sh install      install slurmctld, slurmd, slurm-client and munge with

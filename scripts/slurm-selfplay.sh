@@ -8,7 +8,7 @@
 #
 # Each task loads the newest model (models/latest), plays games_per_shard games, writes one
 # shard atomically, reloads, and stops once the trainer has spent its budget. Cancelling,
-# preempting or requeueing a task loses only its games in flight (tests/slurm.rs measures
+# preempting or requeueing a task loses only its games in flight (tests/it/slurm.rs measures
 # it); a requeued task simply carries on. The defaults below ask for a GPU: on CPU nodes
 # override them, e.g. `sbatch --gres=none --cpus-per-task=4 --array=0-63 ...`.
 # TAFL_LAB_BIN names the binary (default: this checkout's target/release/tafl-lab).

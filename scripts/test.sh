@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
-# Every test on a fresh machine. First the rules crates, before LibTorch is even installed (they
-# must build and pass without it); then installs LibTorch once (see scripts/env.sh) and builds
+# Every test on a fresh machine. First the rules crates and tafl-search (search, protocols,
+# statistics), before LibTorch is even installed (they must build and pass without it); then installs LibTorch once (see scripts/env.sh) and builds
 # and runs the rest of the suite in release mode (one build shared with the main job), with
 # hnefatafl-copenhagen's HTP engine installed once from crates.io (scripts/peers.sh) for the
 # tests that play against it, headless Chromium once with apt-get (scripts/browser.sh) for the
 # viewer's browser tests, and Debian's Slurm once (scripts/slurm-local.sh install) for the job
-# scripts' test on a real one-node Slurm (tests/slurm.rs). The Kubernetes manifests' schema check (scripts/k8s-check.sh),
+# scripts' test on a real one-node Slurm (tests/it/slurm.rs). The Kubernetes manifests' schema check (scripts/k8s-check.sh),
 # `cargo fmt --check` and the rules crate's layer check run first,
 # `cargo clippy --workspace --all-targets -- -D warnings` once LibTorch is there.
 #
 # Two things overlap, because most of their time is waiting, not computing:
 # - the downloads (LibTorch from PyPI, Chromium and Slurm from Debian) run in the background while the
 #   rules crate and hnefatafl-copenhagen's engine compile;
-# - the OpenTafl games (tests/opentafl.rs: five games one after another, each mostly waiting
+# - the OpenTafl games (tests/it/opentafl.rs: five games one after another, each mostly waiting
 #   on OpenTafl's clock and JVM start-up) run beside the rest of the suite.
 # Their output is printed whole when they end, and any failure fails the script.
 #
 # A test that needs something from outside the repository that is missing here (the peers or
 # data folder beside it, Java, Chromium, hnefatafl-copenhagen's engine when its install
-# failed; likewise the manifest check when its validator cannot be installed) is skipped with one line saying why (tests/common/needs.rs); the script ends by
+# failed; likewise the manifest check when its validator cannot be installed) is skipped with one line saying why (tests/it/common/needs.rs); the script ends by
 # listing those lines and their count. Under CI=true nothing is skipped: a missing peer, or an
 # install that fails, fails the run.
-# Extra arguments go to one `cargo test --release --workspace` instead (e.g. `--test cli`).
+# Extra arguments go to one `cargo test --release --workspace` instead (e.g. `--test it cli::`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +49,7 @@ if [[ $# -gt 0 ]]; then
     source scripts/env.sh
     source scripts/peers.sh
     source scripts/browser.sh
-    scripts/slurm-local.sh install || echo "scripts/test.sh: no Slurm here; tests/slurm.rs says what is missing" >&2
+    scripts/slurm-local.sh install || echo "scripts/test.sh: no Slurm here; tests/it/slurm.rs says what is missing" >&2
     cargo test --release --workspace "$@"
     exit
 fi
@@ -65,7 +65,7 @@ wait_for() {
 ( source scripts/env.sh ) > "$logs/venv.log" 2>&1 & venv=$!
 # The browser's path, or nothing when it could not be installed (its tests are then skipped).
 ( source scripts/browser.sh; echo "${TAFL_LAB_CHROMIUM:-}" > "$logs/chromium" ) > "$logs/browser.log" 2>&1 & browser=$!
-# Debian's Slurm and munge for tests/slurm.rs, once Chromium's apt-get is done (one apt-get at
+# Debian's Slurm and munge for tests/it/slurm.rs, once Chromium's apt-get is done (one apt-get at
 # a time). Where it cannot install (not root, no network) the test says so in one line.
 ( while kill -0 $browser 2> /dev/null; do sleep 1; done; scripts/slurm-local.sh install ) > "$logs/slurm.log" 2>&1 & slurm=$!
 # The Kubernetes manifests against the schemas (seconds; scripts/k8s-check.sh, which installs
@@ -75,11 +75,11 @@ scripts/k8s-check.sh || { echo "scripts/test.sh: a Kubernetes manifest is invali
 # one-way layers. Clippy (warnings are errors) runs once LibTorch is set up, below.
 cargo fmt --all -- --check || { echo "scripts/test.sh: cargo fmt --check failed: run cargo fmt --all" >&2; exit 1; }
 layers=$(scripts/rules-layers.sh) || { echo "$layers" >&2; exit 1; }
-env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules -p tafl-rules-cli
+env -u LIBTORCH_USE_PYTORCH -u LIBTORCH cargo test --release -p tafl-rules -p tafl-rules-cli -p tafl-search
 source scripts/peers.sh
 wait_for $venv "the LibTorch setup (scripts/env.sh)" "$logs/venv.log"
 wait_for $browser "the Chromium setup (scripts/browser.sh)" "$logs/browser.log"
-wait $slurm || echo "scripts/test.sh: scripts/slurm-local.sh install failed; tests/slurm.rs says what is missing" >&2
+wait $slurm || echo "scripts/test.sh: scripts/slurm-local.sh install failed; tests/it/slurm.rs says what is missing" >&2
 cat "$logs/venv.log" "$logs/browser.log" "$logs/slurm.log" >&2
 source scripts/env.sh
 TAFL_LAB_CHROMIUM=$(cat "$logs/chromium")
@@ -87,13 +87,9 @@ if [[ -n $TAFL_LAB_CHROMIUM ]]; then export TAFL_LAB_CHROMIUM; else unset TAFL_L
 
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --release -p tafl-lab --no-run
-cargo test --release -p tafl-lab --test opentafl > "$logs/opentafl.log" 2>&1 & opentafl=$!
-# Every other target of the crate: its library, binaries and integration tests.
-targets=(--lib --bins)
-for f in tests/*.rs; do
-    name=$(basename "$f" .rs)
-    [[ $name == opentafl ]] || targets+=(--test "$name")
-done
-cargo test --release -p tafl-lab "${targets[@]}"
-wait_for $opentafl "tests/opentafl.rs" "$logs/opentafl.log"
+cargo test --release -p tafl-lab --test it opentafl:: > "$logs/opentafl.log" 2>&1 & opentafl=$!
+# Every other target of the crate: its library, binaries and the integration tests' one
+# program (tests/it), without the OpenTafl games running beside them.
+cargo test --release -p tafl-lab --lib --bins --test it -- --skip opentafl::
+wait_for $opentafl "tests/it/opentafl.rs" "$logs/opentafl.log"
 cat "$logs/opentafl.log"

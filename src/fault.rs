@@ -1,7 +1,7 @@
 //! Test-only fault points: with `TAFL_LAB_FAULT=<point>:<n>` in its environment, the process
 //! kills itself with SIGKILL the `n`-th time it passes the named point.
 //!
-//! Why this exists: a run must survive being killed anywhere (tests/fault.rs kills a training
+//! Why this exists: a run must survive being killed anywhere (tests/it/fault.rs kills a training
 //! run over and over and resumes it), but a kill at a random moment almost never lands inside
 //! a short phase: a checkpoint is written in microseconds. A named point lets the test kill
 //! the trainer exactly there. The kill is SIGKILL sent to its own process with `kill(2)`, what
@@ -19,7 +19,7 @@
 //!   (`file-mid:state.json`, `file-rename:latest`), counted apart, to kill at one file's write.
 //!
 //! The variable is read once. Unset (always, outside tests) a point does nothing; a value
-//! that does not parse as `<point>:<n>` is ignored too (tests/fault.rs checks that every
+//! that does not parse as `<point>:<n>` is ignored too (tests/it/fault.rs checks that every
 //! process it arms dies by SIGKILL).
 
 use std::sync::atomic::{AtomicU64, Ordering};

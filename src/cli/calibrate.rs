@@ -15,6 +15,7 @@ use tafl_lab::rules::{Side, Variant};
 use tafl_lab::selfplay::shard;
 use tafl_lab::stats::calibration::{Report, SideReport};
 use tafl_lab::train::RunDir;
+use tafl_lab::view::input::SourceKind;
 
 /// Measure why a model wins or loses with each side, on recorded games.
 ///
@@ -248,10 +249,10 @@ fn shard_games(dir: &Path, variant: &Arc<Variant>, since: u64) -> Result<Source>
 /// The games of a `match --record` file, which must be of the model's variant.
 fn match_games(file: &Path, variant: &Arc<Variant>) -> Result<Source> {
     let read = tafl_lab::view::input::read(file, None)?;
-    if read.kind != "match record" {
+    if read.kind != SourceKind::MatchRecord {
         bail!("{}: not a match record (read as {}); give human records with --games", file.display(), read.kind);
     }
-    let mut src = Source { kind: read.kind, path: file.to_path_buf(), games: Vec::new(), skipped: read.skipped };
+    let mut src = Source { kind: read.kind.name(), path: file.to_path_buf(), games: Vec::new(), skipped: read.skipped };
     for (k, g) in read.games.into_iter().enumerate() {
         if g.variant.rules_fingerprint() != variant.rules_fingerprint() || g.variant.geometry != variant.geometry {
             bail!("{}: the record's variant ({}) is not the model's ({})", file.display(), g.variant.name, variant.name);

@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use std::sync::Arc;
 use std::time::Duration;
-use tafl_lab::engine::htp::{HtpConfig, HtpEngine};
+use tafl_lab::engine::htp::HtpEngine;
 use tafl_lab::engine::{Engine, EngineConfig, TimeControl};
 use tafl_lab::rules::Variant;
 
@@ -52,7 +52,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
             Some(v) => v,
             None => Arc::new(Variant::preset("copenhagen")?),
         };
-        let mut engine = HtpEngine::new(HtpConfig { agent, variant, time, seed: 1 })?;
+        let mut engine = HtpEngine::new(EngineConfig { agent, variant, time, seed: 1 })?;
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         engine.run(stdin.lock(), &mut stdout.lock())?;

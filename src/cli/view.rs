@@ -42,7 +42,7 @@ pub fn run(a: &ViewArgs, out: &mut impl Write) -> Result<()> {
         eprintln!("warning: skipped {} more", src.skipped.len() - 5);
     }
     let total = src.games.len();
-    let max = a.max_games.unwrap_or(if src.kind == "training run" { 40 } else { 500 });
+    let max = a.max_games.unwrap_or(if src.kind == input::SourceKind::TrainingRun { 40 } else { 500 });
     let games = input::select(src.games, a.game, max)?;
     let name = a.input.file_name().map_or_else(|| a.input.display().to_string(), |n| n.to_string_lossy().into_owned());
     let variants: Vec<&str> = games.iter().fold(Vec::new(), |mut v, g| {

@@ -31,13 +31,11 @@
 //! read as bytes: one that is not UTF-8 is answered `? the line is not UTF-8: ...` and the
 //! engine reads on.
 
-use super::TimeControl;
-use crate::arena::{Agent, AgentError, AgentSpec};
+use super::{Answer, EngineConfig, LineEngine, TimeControl};
+use crate::arena::{Agent, AgentError};
 use crate::protocol::clock::fischer_budget;
 use crate::protocol::htp::{self as wire, board_text, captures_text, role_name, Action, Command, Generated, Response, TimeSettings, PROTOCOL_VERSION};
-use crate::protocol::{not_utf8, read_line, InputLine};
 use crate::rules::{Move, Position, Side, Square, Variant};
-use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -97,19 +95,9 @@ struct Fischer {
     left: [Duration; 2],
 }
 
-/// Engine settings.
-pub struct HtpConfig {
-    pub agent: AgentSpec,
-    /// The variant of the first game (a model's own variant; else `copenhagen`, HTP's default
-    /// board).
-    pub variant: Arc<Variant>,
-    pub time: TimeControl,
-    pub seed: u64,
-}
-
 /// The protocol state machine.
 pub struct HtpEngine {
-    cfg: HtpConfig,
+    cfg: EngineConfig,
     variant: Arc<Variant>,
     agent: Agent,
     position: Position,
@@ -128,7 +116,7 @@ impl HtpEngine {
     ///
     /// # Errors
     /// The agent cannot be built (a model that does not load, or is for another variant).
-    pub fn new(cfg: HtpConfig) -> Result<HtpEngine, AgentError> {
+    pub fn new(cfg: EngineConfig) -> Result<HtpEngine, AgentError> {
         let agent = Agent::new(&cfg.agent, &cfg.variant, cfg.seed)?;
         let variant = cfg.variant.clone();
         let position = start(&variant, first_side(&variant));
@@ -145,22 +133,8 @@ impl HtpEngine {
     ///
     /// # Errors
     /// Only reading or writing fails.
-    pub fn run(&mut self, mut input: impl BufRead, out: &mut impl Write) -> std::io::Result<()> {
-        let mut buf = Vec::new();
-        loop {
-            let reply = match read_line(&mut input, &mut buf)? {
-                InputLine::End => return Ok(()),
-                InputLine::Text(line) => self.handle(&line),
-                InputLine::NotUtf8(lossy) => Reply::Failure(not_utf8(&lossy)),
-            };
-            match reply {
-                Reply::Silent => continue,
-                Reply::Success(m) => writeln!(out, "{}", Response::Success(m))?,
-                Reply::Failure(e) => write!(out, "{}\n\n", Response::Failure(e))?,
-                Reply::Quit => return Ok(()),
-            }
-            out.flush()?;
-        }
+    pub fn run(&mut self, input: impl std::io::BufRead, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        super::serve(self, input, out)
     }
 
     /// Handles one line.
@@ -452,13 +426,34 @@ fn start(variant: &Arc<Variant>, first: Side) -> Position {
     Position::from_setup(variant.clone(), &setup).unwrap_or_else(|_| Position::start(variant.clone()))
 }
 
+/// HTP over [`super::serve`]: no greeting; `= <message>`, or `? <reason>` and a blank line;
+/// nothing for a blank or comment line; `quit` stops without an answer.
+impl LineEngine for HtpEngine {
+    fn greeting(&mut self) -> String {
+        String::new()
+    }
+
+    fn answer(&mut self, line: &str) -> Answer {
+        match self.handle(line) {
+            Reply::Silent => Answer::default(),
+            Reply::Success(m) => Answer { text: Response::Success(m).written(), stop: false },
+            Reply::Failure(e) => Answer { text: Response::Failure(e).written(), stop: false },
+            Reply::Quit => Answer { text: String::new(), stop: true },
+        }
+    }
+
+    fn answer_not_utf8(&mut self, reason: String) -> Answer {
+        Answer { text: Response::Failure(reason).written(), stop: false }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn engine(variant: &str) -> HtpEngine {
         let variant = Arc::new(Variant::preset(variant).expect("preset"));
-        HtpEngine::new(HtpConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 }).unwrap()
+        HtpEngine::new(EngineConfig { agent: "mcts:sims=8".parse().unwrap(), variant, time: TimeControl::Simulations, seed: 3 }).unwrap()
     }
 
     fn ok(e: &mut HtpEngine, line: &str) -> String {

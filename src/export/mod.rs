@@ -6,7 +6,7 @@
 //! returns one `[B, P + 3]` tensor: the flattened policy logits (P = 4 (N-1) N N), then the
 //! win/draw/loss logits. (tch traces
 //! closures with exactly one output list and frozen weights, so the two heads are joined;
-//! `scripts/export_onnx.py` splits them again into named ONNX outputs.)
+//! `scripts/export-onnx.py` splits them again into named ONNX outputs.)
 
 use crate::fsio::atomic_write;
 use crate::nn::checkpoint::{self, write_tensors, ModelMeta};

@@ -267,7 +267,7 @@ mod tests {
     use super::*;
     use crate::report::metrics::SideCalibration;
 
-    const SHIPPED: &str = include_str!("../../docs/study-brandubh-1/previous-shipped/metrics.jsonl");
+    const SHIPPED: &str = include_str!("../../docs/results/brandubh-settings-study-1/previous-shipped/metrics.jsonl");
 
     fn rows(n: usize) -> Vec<MetricsLine> {
         SHIPPED.lines().take(n).map(|l| MetricsLine::from_json(l).unwrap()).collect()

@@ -200,7 +200,7 @@ mod tests {
 
     /// The previously shipped brandubh model's metrics, written by the trainer before
     /// [`MetricsLine`] existed (kept with the first settings study).
-    const SHIPPED: &str = include_str!("../../docs/study-brandubh-1/previous-shipped/metrics.jsonl");
+    const SHIPPED: &str = include_str!("../../docs/results/brandubh-settings-study-1/previous-shipped/metrics.jsonl");
 
     /// Every shipped line reads as a [`MetricsLine`] holding exactly its keys and values, and
     /// writes back as the untyped writer wrote the same values. (Not always the file's own

@@ -180,17 +180,7 @@ pub fn load_games(files: &[PathBuf], variant: &Arc<Variant>) -> Result<LoadedGam
             match records::check(&raw, variant) {
                 Ok(c) => out.games.push(finished_game(&c)),
                 Err(e) => {
-                    let class = if e.contains("after the game ended") {
-                        "moves after the rules end the game"
-                    } else if e.contains("but the rules end the game") {
-                        "result differs from the rules' end"
-                    } else if e.contains("records captures") {
-                        "captures differ from the rules'"
-                    } else if e.contains("capture counts") {
-                        "capture counts differ from the moves"
-                    } else {
-                        "illegal or unreadable move"
-                    };
+                    let class = e.kind().label();
                     out.skip(class, format!("{at}: {e}"));
                 }
             }

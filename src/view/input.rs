@@ -28,11 +28,52 @@ use std::sync::Arc;
 /// The variant of records that do not name one, as `replay` reads them.
 pub const DEFAULT_VARIANT: &str = "brandubh";
 
+/// What an input was read as: what code acts on (calibrate takes only match records, the
+/// viewer shows fewer games of a training run); [`SourceKind::name`] says it in words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A file of move lists, one game a line.
+    MoveLists,
+    /// One move list on the command line.
+    MoveList,
+    /// Game records in one of the record forms (archive CSV, numbered lines, OpenTafl).
+    Records(RecordForm),
+    /// A `match --record` file.
+    MatchRecord,
+    /// A balance run's sample games (`games.jsonl`).
+    BalanceGames,
+    /// A self-play shard.
+    SelfPlayShard,
+    /// A training run directory (its shards).
+    TrainingRun,
+}
+
+impl SourceKind {
+    /// The kind in words, as reports print it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SourceKind::MoveLists => "move lists, one game a line",
+            SourceKind::MoveList => "move list",
+            SourceKind::Records(form) => form.name(),
+            SourceKind::MatchRecord => "match record",
+            SourceKind::BalanceGames => "balance games",
+            SourceKind::SelfPlayShard => "self-play shard",
+            SourceKind::TrainingRun => "training run",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Games read from one input.
 #[derive(Debug)]
 pub struct Source {
-    /// What the input is, in words (`match record`, `self-play shards`, ...).
-    pub kind: &'static str,
+    /// What the input is.
+    pub kind: SourceKind,
     pub games: Vec<ViewGame>,
     /// Games (or shards) left out, one line each: where and why.
     pub skipped: Vec<String>,
@@ -132,13 +173,13 @@ fn move_list(path: &Path, text: &str, variant: Option<&str>) -> Result<Source, V
             let each: Vec<_> = lines.iter().map(|(n, l)| play_list(l, &v).map(|m| (*n, m))).collect();
             if lines.len() > 1 && each.iter().all(Result::is_ok) {
                 let games = each.into_iter().flatten().map(|(n, m)| ViewGame::new(format!("line {n}"), v.clone(), m)).collect();
-                return Ok(Source { kind: "move lists, one game a line", games, skipped: Vec::new() });
+                return Ok(Source { kind: SourceKind::MoveLists, games, skipped: Vec::new() });
             }
             return Err(err(path, e));
         }
     };
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(Source { kind: "move list", games: vec![ViewGame::new(name, v, moves)], skipped: Vec::new() })
+    Ok(Source { kind: SourceKind::MoveList, games: vec![ViewGame::new(name, v, moves)], skipped: Vec::new() })
 }
 
 /// The end a checked record states, for a game the rules did not end (see
@@ -188,7 +229,7 @@ fn record_games(path: &Path, text: &str, form: RecordForm, variant: Option<&str>
             Err(e) => skipped.push(format!("{}: {e}", path.display())),
         }
     }
-    Ok(Source { kind: form.name(), games, skipped })
+    Ok(Source { kind: SourceKind::Records(form), games, skipped })
 }
 
 /// `match --record` files: `# variant: SPEC` (written since the viewer exists; `--variant`
@@ -229,7 +270,7 @@ fn match_record(path: &Path, text: &str, variant: Option<&str>) -> Result<Source
         games.push(g);
         i += 2;
     }
-    Ok(Source { kind: "match record", games, skipped: Vec::new() })
+    Ok(Source { kind: SourceKind::MatchRecord, games, skipped: Vec::new() })
 }
 
 fn truncate(s: &str) -> String {
@@ -271,7 +312,7 @@ fn balance_games_text(path: &Path, text: &str) -> Result<Source, ViewError> {
         g.recorded_end = v["end"].as_str().map(RecordedEnd::note);
         games.push(g);
     }
-    Ok(Source { kind: "balance games", games, skipped: Vec::new() })
+    Ok(Source { kind: SourceKind::BalanceGames, games, skipped: Vec::new() })
 }
 
 fn shard_games(path: &Path, s: &Shard, variant: &Arc<Variant>) -> Result<Vec<ViewGame>, String> {
@@ -318,7 +359,7 @@ fn shard_file(path: &Path, variant: Option<&str>) -> Result<Source, ViewError> {
         },
     };
     let games = shard_games(path, &s, &v).map_err(|e| err(path, e))?;
-    Ok(Source { kind: "self-play shard", games, skipped: Vec::new() })
+    Ok(Source { kind: SourceKind::SelfPlayShard, games, skipped: Vec::new() })
 }
 
 fn run_games(dir: &Path, variant: Option<&str>) -> Result<Source, ViewError> {
@@ -334,7 +375,7 @@ fn run_games(dir: &Path, variant: Option<&str>) -> Result<Source, ViewError> {
             Err(e) => skipped.push(e),
         }
     }
-    Ok(Source { kind: "training run", games, skipped })
+    Ok(Source { kind: SourceKind::TrainingRun, games, skipped })
 }
 
 /// The games to put on the page: game `one` (1-based) alone, or at most `max` spread evenly

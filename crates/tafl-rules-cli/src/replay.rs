@@ -139,20 +139,21 @@ fn replay_records(args: &PositionArgs, file: &str, text: &str, out: &mut impl Wr
     let (form, games) = records::parse_records(text);
     let (n, mut bad) = (games.len(), 0usize);
     for game in games {
-        let verdict = match game.map_err(|e| (e.line, e.reason)).and_then(|r| records::check(&r, &variant).map(|c| (r.line, c)).map_err(|e| (r.line, e))) {
-            Ok((line, c)) => serde_json::json!({
-                "line": line,
-                "plies": c.moves.len(),
-                "status": c.end.map_or("ongoing", |o| o.status_name()),
-                "reason": c.end.map(|o| o.reason.name()),
-                "recorded": c.result.to_string(),
-                "error": null,
-            }),
-            Err((line, e)) => {
-                bad += 1;
-                serde_json::json!({ "line": line, "error": e })
-            }
-        };
+        let verdict =
+            match game.map_err(|e| (e.line, e.reason)).and_then(|r| records::check(&r, &variant).map(|c| (r.line, c)).map_err(|e| (r.line, e.to_string()))) {
+                Ok((line, c)) => serde_json::json!({
+                    "line": line,
+                    "plies": c.moves.len(),
+                    "status": c.end.map_or("ongoing", |o| o.status_name()),
+                    "reason": c.end.map(|o| o.reason.name()),
+                    "recorded": c.result.to_string(),
+                    "error": null,
+                }),
+                Err((line, e)) => {
+                    bad += 1;
+                    serde_json::json!({ "line": line, "error": e })
+                }
+            };
         writeln!(out, "{verdict}")?;
     }
     out.flush()?;

@@ -114,6 +114,79 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
+/// Why [`check`] refused a record. Prints as the one-line reason, naming the ply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckError {
+    /// A move (`token`, at `ply`) after the rules ended the game.
+    MoveAfterEnd { ply: usize, token: String, outcome: Outcome },
+    /// A move that does not parse or that the rules refuse.
+    BadMove { ply: usize, reason: String },
+    /// The move's recorded captures differ from the rules' (`rules` includes a captured king).
+    Captures { ply: usize, token: String, recorded: Vec<Square>, rules: Vec<Square> },
+    /// A `timeout` or `resigned` mark after a game the rules had already ended.
+    StopAfterEnd { stop: Stop, plies: usize, outcome: Outcome },
+    /// The recorded result differs from the rules' end of the game.
+    Result { recorded: RecordResult, outcome: Outcome },
+    /// The CSV capture counts (attackers', defenders') differ from the marks in the moves.
+    CaptureCounts { recorded: (usize, usize), marked: (usize, usize) },
+}
+
+/// The kinds of [`CheckError`], for counting refused records by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CheckKind {
+    MoveAfterEnd,
+    BadMove,
+    Captures,
+    StopAfterEnd,
+    Result,
+    CaptureCounts,
+}
+
+impl CheckKind {
+    /// A short label for tables of skipped records.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckKind::MoveAfterEnd => "moves after the rules end the game",
+            CheckKind::BadMove => "illegal or unreadable move",
+            CheckKind::Captures => "captures differ from the rules'",
+            CheckKind::StopAfterEnd => "marked as stopped after the rules' end",
+            CheckKind::Result => "result differs from the rules' end",
+            CheckKind::CaptureCounts => "capture counts differ from the moves",
+        }
+    }
+}
+
+impl CheckError {
+    pub fn kind(&self) -> CheckKind {
+        match self {
+            CheckError::MoveAfterEnd { .. } => CheckKind::MoveAfterEnd,
+            CheckError::BadMove { .. } => CheckKind::BadMove,
+            CheckError::Captures { .. } => CheckKind::Captures,
+            CheckError::StopAfterEnd { .. } => CheckKind::StopAfterEnd,
+            CheckError::Result { .. } => CheckKind::Result,
+            CheckError::CaptureCounts { .. } => CheckKind::CaptureCounts,
+        }
+    }
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[Square]| if v.is_empty() { "nothing".to_string() } else { v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ") };
+        match self {
+            CheckError::MoveAfterEnd { ply, token, outcome } => write!(f, "ply {ply}: `{token}` after the game ended at ply {} ({outcome})", ply - 1),
+            CheckError::BadMove { ply, reason } => write!(f, "ply {ply}: {reason}"),
+            CheckError::Captures { ply, token, recorded, rules } => {
+                write!(f, "ply {ply}: `{token}` records captures {} but the rules capture {}", list(recorded), list(rules))
+            }
+            CheckError::StopAfterEnd { stop, plies, outcome } => write!(f, "the game is marked {stop:?} but the rules ended it at ply {plies} ({outcome})"),
+            CheckError::Result { recorded, outcome } => write!(f, "the record says {recorded} but the rules end the game {outcome}"),
+            CheckError::CaptureCounts { recorded: (att, def), marked: (a, d) } => write!(f, "capture counts {att},{def} but the moves mark {a},{d} captures"),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
 /// Which form `text` is in: OpenTafl when its first non-blank line is a `[tag:value]`, CSV
 /// when its first game line has four comma-separated fields, else numbered lines.
 pub fn detect_form(text: &str) -> RecordForm {
@@ -264,8 +337,10 @@ pub struct CheckedRecord {
 /// Plays `record` on `variant` and checks it: every move legal, recorded captures equal to
 /// the rules' (a captured king may go unmarked; a square written twice counts once), no move
 /// after the rules end the game, a recorded result that agrees with that end, and the CSV
-/// capture counts equal to the capture marks of the line. The error is the one-line reason, naming the ply.
-pub fn check(record: &RawRecord, variant: &Arc<Variant>) -> Result<CheckedRecord, String> {
+/// capture counts equal to the capture marks of the line. The error says which of these failed
+/// ([`CheckError::kind`], for code that sorts refused records) and prints as a one-line reason
+/// naming the ply.
+pub fn check(record: &RawRecord, variant: &Arc<Variant>) -> Result<CheckedRecord, CheckError> {
     let mut pos = Position::start(variant.clone());
     let g = pos.geometry();
     let mut moves = Vec::with_capacity(record.moves.len());
@@ -274,20 +349,19 @@ pub fn check(record: &RawRecord, variant: &Arc<Variant>) -> Result<CheckedRecord
     for (i, tok) in record.moves.iter().enumerate() {
         let ply = i + 1;
         if let Some(o) = pos.outcome() {
-            return Err(format!("ply {ply}: `{tok}` after the game ended at ply {} ({})", ply - 1, o));
+            return Err(CheckError::MoveAfterEnd { ply, token: tok.clone(), outcome: o });
         }
         let normal = normalise_captures(tok);
-        let rec = parse_move(&normal, g).map_err(|e| format!("ply {ply}: {e}"))?;
+        let rec = parse_move(&normal, g).map_err(|e| CheckError::BadMove { ply, reason: e.to_string() })?;
         let mover = pos.to_move();
         let king = pos.king();
-        let actual = pos.play(rec.mv).map_err(|e| format!("ply {ply}: {e}"))?;
+        let actual = pos.play(rec.mv).map_err(|e| CheckError::BadMove { ply, reason: e.to_string() })?;
         if let Some(claimed) = &rec.captures {
             let mut c = claimed.clone();
             c.dedup();
             let without_king: Vec<Square> = actual.iter().copied().filter(|&s| s != king).collect();
             if c != actual && c != without_king {
-                let list = |v: &[Square]| if v.is_empty() { "nothing".to_string() } else { v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ") };
-                return Err(format!("ply {ply}: `{tok}` records captures {} but the rules capture {}", list(&c), list(&actual)));
+                return Err(CheckError::Captures { ply, token: tok.clone(), recorded: c, rules: actual });
             }
         }
         // The archive's counts are of the marks it wrote (a square written twice counts
@@ -298,20 +372,20 @@ pub fn check(record: &RawRecord, variant: &Arc<Variant>) -> Result<CheckedRecord
     }
     let end = pos.outcome();
     if let (Some(o), Some(stop)) = (end, record.stop) {
-        return Err(format!("the game is marked {stop:?} but the rules ended it at ply {} ({o})", record.moves.len()));
+        return Err(CheckError::StopAfterEnd { stop, plies: record.moves.len(), outcome: o });
     }
     match (end, record.result) {
         (Some(o), RecordResult::Won(w)) if o.winner != Some(w) => {
-            return Err(format!("the record says {} but the rules end the game {o}", record.result));
+            return Err(CheckError::Result { recorded: record.result, outcome: o });
         }
         (Some(o), RecordResult::Draw) if o.winner.is_some() => {
-            return Err(format!("the record says draw but the rules end the game {o}"));
+            return Err(CheckError::Result { recorded: record.result, outcome: o });
         }
         _ => {}
     }
     if let Some((att, def)) = record.capture_counts {
         if (att, def) != (taken[0], taken[1]) {
-            return Err(format!("capture counts {att},{def} but the moves mark {},{} captures", taken[0], taken[1]));
+            return Err(CheckError::CaptureCounts { recorded: (att, def), marked: (taken[0], taken[1]) });
         }
     }
     Ok(CheckedRecord { moves, captures, end, stop: record.stop, result: record.result })
@@ -449,10 +523,12 @@ mod tests {
     fn wrong_captures_and_counts_are_refused_with_the_ply() {
         let (_, games) = parse_records("d1-d3 e5-e2 g1-g3 f4-c4 g3-e3xe3,1,0,Black\n");
         let e = check(games[0].as_ref().unwrap(), &copenhagen()).unwrap_err();
-        assert!(e.starts_with("ply 5:"), "{e}");
+        assert!(e.to_string().starts_with("ply 5:"), "{e}");
+        assert!(matches!(&e, CheckError::Captures { ply: 5, .. }), "{e:?}");
         let (_, games) = parse_records("d1-d3 e5-e2 g1-g3 f4-c4 g3-e3xe2,2,0,Black\n");
         let e = check(games[0].as_ref().unwrap(), &copenhagen()).unwrap_err();
-        assert!(e.contains("capture counts 2,0 but the moves mark 1,0"), "{e}");
+        assert_eq!(e, CheckError::CaptureCounts { recorded: (2, 0), marked: (1, 0) });
+        assert_eq!(e.to_string(), "capture counts 2,0 but the moves mark 1,0 captures");
     }
 
     #[test]
@@ -534,12 +610,14 @@ mod tests {
         };
         let (_, games) = parse_records(&write_numbered(&moves, wrong));
         let e = check(games[0].as_ref().unwrap(), &v).unwrap_err();
-        assert!(e.contains("the rules end the game"), "{e}");
+        assert_eq!(e.kind(), CheckKind::Result, "{e}");
+        assert!(e.to_string().contains("the rules end the game"), "{e}");
         let mut longer = games[0].as_ref().unwrap().clone();
         longer.result = right;
         longer.moves.push("a1-a2".into());
         let e = check(&longer, &v).unwrap_err();
-        assert!(e.contains("after the game ended"), "{e}");
+        assert_eq!(e.kind(), CheckKind::MoveAfterEnd, "{e}");
+        assert!(e.to_string().contains("after the game ended"), "{e}");
         // An unfinished record may end anywhere, with any recorded result.
         let (_, games) = parse_records(&write_numbered(&moves[..moves.len() - 1], wrong));
         assert!(check(games[0].as_ref().unwrap(), &v).is_ok());

@@ -75,13 +75,13 @@ impl External {
             Ok(t) => t,
             // hnefatafl-copenhagen's exact words when it finds the game over (its `InvalidMove::
             // GameOver`); any other refusal of generate_move is its failure to move.
-            Err(e) if wire::GAME_OVER.contains(&e.as_str()) => {
+            Err(e) if wire::Refusal::of(&e) == wire::Refusal::GameOver => {
                 let status = self.htp(&Command::FinalStatus, side, deadline)?.unwrap_or_else(|e| format!("? {e}"));
                 return Err(self.disagreement(side, &self.board.clone(), "the game goes on".into(), format!("the game is over: {status}")));
             }
             // "It isn't your turn": the engine's board has the other side to move, where
             // tafl-lab's has this one: the two read the game differently.
-            Err(e) if e.contains(wire::NOT_YOUR_TURN) => {
+            Err(e) if wire::Refusal::of(&e) == wire::Refusal::NotYourTurn => {
                 let b = self.board.clone();
                 return Err(self.disagreement(side, &b, format!("{} to move", b.to_move()), format!("generate_move: {e}")));
             }

@@ -19,7 +19,7 @@ use tafl_lab::rules::Variant;
 #[derive(clap::Args)]
 pub struct BalanceArgs {
     /// Comma-separated variants (preset names, TOML paths or OpenTafl rules strings).
-    #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder", "merge"])]
+    #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder", "merge", "atlas"])]
     pub variants: String,
     /// The agent for both sides.
     #[arg(long, default_value = "mcts:sims=200")]
@@ -58,6 +58,17 @@ pub struct BalanceArgs {
     /// handicap.json into --out. One variant; no --sims or --set sweep.
     #[arg(long, value_name = "FACTORS", conflicts_with_all = ["compare", "ladder", "merge", "shard", "sims"])]
     pub handicap: Option<String>,
+    /// The balance atlas: for every trained model in this folder (a folder per preset holding
+    /// model.safetensors, as scripts/atlas.sh keeps them in models/atlas), the model playing
+    /// itself at each of --sims (default 64,256; --games each, at least 2 random opening
+    /// plies), the handicap that evens it at the first of them (--factors, --games at each),
+    /// and its matches kept in <preset>/matches/*.json. Writes atlas.md, atlas.csv,
+    /// atlas.json, atlas.html and the handicap plot into --out.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["compare", "ladder", "merge", "shard", "handicap", "variants", "agent", "sets"])]
+    pub atlas: Option<PathBuf>,
+    /// With --atlas: the search multipliers of each preset's handicap.
+    #[arg(long, value_name = "FACTORS", default_value = "2,4,8", requires = "atlas")]
+    pub factors: String,
     /// With --ladder: take every Nth checkpoint (the first and the last always).
     #[arg(long, default_value_t = 1, requires = "ladder")]
     pub every: u64,
@@ -96,6 +107,10 @@ pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
     }
     if let Some(factors) = &a.handicap {
         return handicap(a, factors, out);
+    }
+    if let Some(dir) = &a.atlas {
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        return atlas(a, dir, &command, out);
     }
     match &a.compare {
         Some(files) => compare(&files[0], &files[1], a.json, out),
@@ -169,13 +184,7 @@ fn handicap(a: &BalanceArgs, factors: &str, out: &mut impl Write) -> Result<()> 
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
-    let factors: Vec<u32> = factors
-        .split(',')
-        .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| anyhow!("--handicap: {x:?} is not a whole factor of 1 or more")))
-        .collect::<Result<_>>()?;
-    if !factors.iter().any(|&k| k > 1) {
-        bail!("--handicap: give at least one factor above 1 (e.g. 2,4,8)");
-    }
+    let factors = parse_factors("--handicap", factors)?;
     let names: Vec<&str> = a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let [name] = names[..] else { bail!("--handicap: one variant at a time (--variants gave {})", names.len()) };
     let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
@@ -218,6 +227,64 @@ fn handicap(a: &BalanceArgs, factors: &str, out: &mut impl Write) -> Result<()> 
     });
     let path = write_shard(&a.out, "handicap.json", &json)?;
     writeln!(out, "wrote {}", path.display())?;
+    Ok(())
+}
+
+/// Parses a list of search multipliers (`2,4,8`) for `flag`.
+fn parse_factors(flag: &str, list: &str) -> Result<Vec<u32>> {
+    let factors: Vec<u32> = list
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n >= 1).ok_or_else(|| anyhow!("{flag}: {x:?} is not a whole factor of 1 or more")))
+        .collect::<Result<_>>()?;
+    if !factors.iter().any(|&k| k > 1) {
+        bail!("{flag}: give at least one factor above 1 (e.g. 2,4,8)");
+    }
+    Ok(factors)
+}
+
+/// `--atlas DIR`: measures every trained preset of DIR and writes the atlas's files.
+fn atlas(a: &BalanceArgs, dir: &Path, command: &str, out: &mut impl Write) -> Result<()> {
+    use tafl_lab::lab::atlas::{self, AtlasRow, HandicapSummary};
+    use tafl_lab::lab::handicap::{self, HandicapJob};
+    if a.games == 0 {
+        bail!("--games: must be at least 1");
+    }
+    let sims: Vec<u32> = a
+        .sims
+        .as_deref()
+        .unwrap_or("64,256")
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))
+        .collect::<Result<_>>()?;
+    let factors = parse_factors("--factors", &a.factors)?;
+    let presets = atlas::presets(dir)?;
+    tafl_lab::nn::set_torch_threads(1);
+    let opening_plies = a.opening_plies.max(2);
+    let per_preset = sims.len() * a.games + (factors.iter().filter(|&&k| k > 1).count() + 1) * a.games;
+    let bar = super::progress_bar((presets.len() * per_preset) as u64, "atlas (games)", a.quiet);
+    let mut rows = Vec::new();
+    for p in &presets {
+        let spec = |n: u32| -> Result<AgentSpec> {
+            let s: AgentSpec = format!("az:model={},sims={n}", p.model.display()).parse().map_err(|e| anyhow!("{}: {e}", p.model.display()))?;
+            Ok(a.device.apply(s))
+        };
+        let strength = atlas::strength(dir, p)?;
+        let jobs: Vec<BalanceJob> =
+            sims.iter().map(|&n| Ok(BalanceJob { variant: p.variant.clone(), changes: Vec::new(), agent: spec(n)? })).collect::<Result<_>>()?;
+        let (balance_rows, _) = balance::measure_with_games(&jobs, a.games, a.seed, opening_plies, None, &|_| bar.inc(1))?;
+        let agent = spec(sims[0])?;
+        let job = HandicapJob { variant: p.variant.clone(), agent: agent.clone(), factors: factors.clone(), games: a.games, seed: a.seed, opening_plies };
+        let h = handicap::measure(&job, &|_| bar.inc(1))?;
+        let summary = HandicapSummary::new(&agent.to_string(), &factors, a.games, &h);
+        for r in &balance_rows {
+            bar.suspend(|| writeln!(out, "{}", r.summary_line()))?;
+        }
+        bar.suspend(|| writeln!(out, "{}: handicap: {}", p.name, summary.verdict))?;
+        rows.push(AtlasRow::new(p, strength, balance_rows, Some(summary)));
+    }
+    bar.finish_and_clear();
+    let files = atlas::write(&a.out, &rows, command)?;
+    writeln!(out, "wrote {} files to {}", files.len(), a.out.display())?;
     Ok(())
 }
 

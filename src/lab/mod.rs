@@ -1,4 +1,4 @@
-//! Experiments that play games: balance runs ([`balance`]: an agent against itself, per
+//! Experiments that play games: the balance atlas over trained models ([`atlas`]), balance runs ([`balance`]: an agent against itself, per
 //! variant, budget and rule change), balance against strength ([`ladder`]: a training run's
 //! checkpoints and matches between neighbours), the search handicap that evens a variant
 //! ([`handicap`]) and round-robin tournaments ([`tournament`]:
@@ -10,6 +10,7 @@
 //! Bradley-Terry fit, which take numbers alone); charts and HTML from [`crate::report`]. The
 //! command line only parses arguments and prints.
 
+pub mod atlas;
 pub mod balance;
 pub mod calibrate;
 pub mod handicap;

@@ -333,3 +333,64 @@ fn handicap_multiplies_the_weaker_sides_search_and_fits_the_even_point() {
     fails_with(&run(&["balance", "--variants", "brandubh", "--handicap", "2,x", "--out", d.to_str().unwrap()]), "--handicap: \"x\"");
     fails_with(&run(&["balance", "--variants", "brandubh", "--handicap", "2", "--agent", "random", "--out", d.to_str().unwrap()]), "does not search");
 }
+
+/// `balance --atlas DIR`: each trained preset of DIR (a folder named after it holding
+/// model.safetensors) gets a row with its balance at each strength, its handicap and the
+/// matches kept beside it; a folder not named after a preset is refused by name.
+#[test]
+fn the_atlas_measures_every_trained_preset_and_reads_its_matches() {
+    let d = dir("atlas");
+    let atlas = d.join("models");
+    let model = atlas.join("brandubh");
+    std::fs::create_dir_all(model.join("matches")).unwrap();
+    ok(&run(&["new-model", "--variant", "brandubh", "--out", model.join("model.safetensors").to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+    std::fs::write(
+        model.join("matches/vs-mcts400.json"),
+        r#"{"a":"az:model=m,sims=64","b":"mcts:sims=400","seed":41,"a_as_attackers":{"win":7,"draw":1,"loss":2},"a_as_defenders":{"win":10,"draw":0,"loss":0},"forfeits":0,"voids":0,"disagreements":0}"#,
+    )
+    .unwrap();
+    let out = d.join("out");
+    let args = [
+        "balance",
+        "--atlas",
+        atlas.to_str().unwrap(),
+        "--sims",
+        "2,4",
+        "--factors",
+        "2",
+        "--games",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    let text = ok(&run(&args));
+    assert!(text.contains("brandubh @ 2 sims") && text.contains("brandubh @ 4 sims") && text.contains("brandubh: handicap:"), "{text}");
+    for f in ["atlas.md", "atlas.csv", "atlas.json", "atlas.html", "handicap.svg", "handicap.png"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("atlas.json")).unwrap()).unwrap();
+    let p = &v["presets"][0];
+    assert_eq!(p["preset"], "brandubh");
+    let balance = p["balance"].as_array().unwrap();
+    assert_eq!(balance.iter().map(|b| b["sims"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 4]);
+    for b in balance {
+        let n = |k: &str| b[k].as_u64().unwrap();
+        assert_eq!(n("attackers_win") + n("defenders_win") + n("draws"), n("games"), "{b}");
+        assert!(n("games") + n("duplicates") == 4, "{b}");
+    }
+    assert_eq!(p["handicap"]["factors"], serde_json::json!([2]));
+    assert_eq!(p["strength"][0]["as_attackers"], serde_json::json!({"win": 7, "draw": 1, "loss": 2}));
+    let md = std::fs::read_to_string(out.join("atlas.md")).unwrap();
+    assert!(md.contains("`mcts:sims=400`: 7-1-2 attacking, 10-0-0 defending"), "{md}");
+    assert_eq!(std::fs::read_to_string(out.join("atlas.csv")).unwrap().lines().count(), 3, "a header and a line per strength");
+    // A model folder that is not a preset's name, and an empty folder, are one-line errors.
+    std::fs::create_dir_all(atlas.join("mine")).unwrap();
+    std::fs::copy(model.join("model.safetensors"), atlas.join("mine/model.safetensors")).unwrap();
+    fails_with(&run(&args), "not named after a preset");
+    let empty = d.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    fails_with(&run(&["balance", "--atlas", empty.to_str().unwrap(), "--out", out.to_str().unwrap()]), "no trained model");
+}

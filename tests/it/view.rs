@@ -458,3 +458,28 @@ fn bad_inputs_get_one_line_errors_and_no_page() {
     fails_with(&run(&["view", "tests/fixtures/games/brandubh-king-captured.txt", "--game", "2", "--out", o]), "--game 2: the input holds 1 game");
     assert!(!out.exists(), "no page for bad input");
 }
+
+/// The balance atlas's page (`balance --atlas`) in Chromium: self-contained, one table row per
+/// trained preset with every column, and the handicap plot drawn inline.
+#[test]
+fn the_atlas_page_shows_a_row_per_preset_and_its_plot() {
+    if require(Need::Chromium).is_none() {
+        return;
+    }
+    let d = scratch("view-atlas");
+    let model = d.join("models/brandubh");
+    std::fs::create_dir_all(&model).unwrap();
+    ok(&run(&["new-model", "--variant", "brandubh", "--out", model.join("model.safetensors").to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+    let out = d.join("out");
+    let atlas = d.join("models");
+    ok(&run(&["balance", "--atlas", atlas.to_str().unwrap(), "--sims", "2", "--factors", "2", "--games", "4", "--out", out.to_str().unwrap(), "--quiet"]));
+    let page = out.join("atlas.html");
+    assert_self_contained(&page);
+    let dom = load(&page, "");
+    assert!(dom.contains("data-rows=\"1\""), "one row for the one preset");
+    let row = &dom[dom.find("<tbody>").unwrap()..dom.find("</tbody>").unwrap()];
+    assert_eq!(row.matches("<td>").count(), 8, "{row}");
+    assert!(row.contains("<code>brandubh</code>") && row.contains("2 sims: "), "{row}");
+    let plot = &dom[dom.find("id=\"plot\"").unwrap()..];
+    assert!(plot.contains("<svg") && !tags(plot, "rect").is_empty(), "the handicap plot is inline");
+}

@@ -168,35 +168,21 @@ pub fn run(args: &CalibrateArgs, out: &mut impl Write) -> Result<()> {
 /// Records of human (or other) games, each checked with the rules; the bad ones are skipped.
 fn record_games(file: &Path, variant: &Arc<Variant>) -> Result<Source> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    let (form, raw) = records::parse_records(&text);
+    let (form, games) = records::games(&text, records::Expect::Only(variant), false);
     let mut src = Source { kind: form.name(), path: file.to_path_buf(), games: Vec::new(), skipped: Vec::new() };
-    for r in raw {
-        let rec = match r {
-            Ok(r) => r,
-            Err(e) => {
-                src.skipped.push(format!("{}: {e}", file.display()));
-                continue;
-            }
-        };
-        if let Some(rules) = &rec.rules {
-            let same = Variant::from_spec(rules).is_ok_and(|v| v.rules_fingerprint() == variant.rules_fingerprint() && v.geometry == variant.geometry);
-            if !same {
-                src.skipped.push(format!("{}: line {}: the record's rules are not the model's ({})", file.display(), rec.line, variant.name));
-                continue;
-            }
-        }
-        match records::check(&rec, variant) {
-            Ok(c) => src.games.push(RecordedGame {
-                label: format!("line {}", rec.line),
-                moves: c.moves,
-                recorded: c.result,
-                how: c.stop.map(|s| match s {
+    for g in games {
+        match g {
+            Ok(g) => src.games.push(RecordedGame {
+                label: format!("line {}", g.line),
+                moves: g.record.moves,
+                recorded: g.record.result,
+                how: g.record.stop.map(|s| match s {
                     Stop::Timeout => "timeout".to_string(),
                     Stop::Resigned => "resigned".to_string(),
                 }),
                 values: Vec::new(),
             }),
-            Err(e) => src.skipped.push(format!("{}: line {}: {e}", file.display(), rec.line)),
+            Err(skip) => src.skipped.push(format!("{}: {skip}", file.display())),
         }
     }
     Ok(src)

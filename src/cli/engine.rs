@@ -46,6 +46,13 @@ pub fn run(args: &EngineArgs) -> Result<()> {
         Some(ms) => TimeControl::MoveTime(Duration::from_millis(ms.max(1))),
         None => TimeControl::Simulations,
     };
+    // On standard error, which hosts do not read as protocol: what plays (the network and the
+    // search), so a user sees the settings a host gets.
+    let budget = match &time {
+        TimeControl::MoveTime(t) => format!("{} ms a move", t.as_millis()),
+        TimeControl::Simulations => "its simulations a move, or a share of the host's clock once it sends one".into(),
+    };
+    eprintln!("tafl-lab engine ({}): agent {agent}; {budget}", args.protocol);
     if htp {
         // HTP's board is 11x11 until the host says `board_size`.
         let variant = match variant {

@@ -17,7 +17,7 @@ use super::replay::{self, ReplayWindow};
 use super::{optim, Reporter, TrainError};
 use crate::nn::checkpoint::{self, ModelMeta};
 use crate::nn::{NetConfig, TaflNet};
-use crate::rules::records::{self, RecordResult};
+use crate::rules::records::{self, Expect};
 use crate::rules::{Outcome, Reason, Variant};
 use crate::selfplay::{FinishedGame, PlyRecord};
 use rand::rngs::SmallRng;
@@ -146,43 +146,13 @@ pub fn record_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, TrainError> {
 /// bad game is skipped and counted.
 pub fn load_games(files: &[PathBuf], variant: &Arc<Variant>) -> Result<LoadedGames, TrainError> {
     let mut out = LoadedGames::default();
-    let fingerprint = variant.rules_fingerprint();
     for f in files {
         let text = std::fs::read_to_string(f).map_err(|e| TrainError::io(f, e))?;
-        let (_, games) = records::parse_records(&text);
-        for game in games {
+        for game in records::games(&text, Expect::Only(variant), true).1 {
             out.read += 1;
-            let raw = match game {
-                Ok(r) => r,
-                Err(e) => {
-                    out.skip("unreadable", format!("{}:{}: {}", f.display(), e.line, e.reason));
-                    continue;
-                }
-            };
-            let at = format!("{}:{}", f.display(), raw.line);
-            if let Some(rules) = &raw.rules {
-                match Variant::from_spec(rules) {
-                    Ok(v) if v.rules_fingerprint() == fingerprint && v.geometry == variant.geometry => {}
-                    Ok(v) => {
-                        out.skip("another variant", format!("{at}: the record's rules are {} (not {})", v.name, variant.name));
-                        continue;
-                    }
-                    Err(e) => {
-                        out.skip("unreadable", format!("{at}: rules: {e}"));
-                        continue;
-                    }
-                }
-            }
-            if raw.result == RecordResult::Unfinished {
-                out.skip("unfinished (no result)", format!("{at}: the record has no result"));
-                continue;
-            }
-            match records::check(&raw, variant) {
-                Ok(c) => out.games.push(finished_game(&c)),
-                Err(e) => {
-                    let class = e.kind().label();
-                    out.skip(class, format!("{at}: {e}"));
-                }
+            match game {
+                Ok(g) => out.games.push(finished_game(&g.record)),
+                Err(skip) => out.skip(skip.label(), format!("{}:{}: {}", f.display(), skip.line(), skip.reason())),
             }
         }
     }

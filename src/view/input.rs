@@ -201,32 +201,27 @@ fn record_end(result: RecordResult, stop: Option<Stop>) -> Option<RecordedEnd> {
 }
 
 fn record_games(path: &Path, text: &str, form: RecordForm, variant: Option<&str>) -> Result<Source, ViewError> {
-    let (_, raw) = records::parse_records(text);
     let fixed = match variant {
         Some(s) => Some(load_variant(s, "--variant")?),
         None => None,
     };
     let default = load_variant(DEFAULT_VARIANT, "--variant")?;
-    let single = raw.len() == 1;
+    let expect = match &fixed {
+        Some(v) => records::Expect::Given(v),
+        None => records::Expect::Named { default: &default },
+    };
+    let (_, read) = records::games(text, expect, false);
+    let single = read.len() == 1;
     let (mut games, mut skipped) = (Vec::new(), Vec::new());
-    for r in raw {
-        let checked = r.map_err(|e| e.to_string()).and_then(|rec| {
-            let v = match (&fixed, &rec.rules) {
-                (Some(v), _) => v.clone(),
-                (None, Some(rules)) => Arc::new(Variant::from_spec(rules).map_err(|e| format!("line {}: rules: {e}", rec.line))?),
-                (None, None) => default.clone(),
-            };
-            let c = records::check(&rec, &v).map_err(|e| format!("line {}: {e}", rec.line))?;
-            Ok((rec.line, v, c))
-        });
-        match checked {
-            Ok((line, v, c)) => {
-                let mut g = ViewGame::new(format!("line {line}"), v, c.moves);
-                g.recorded_end = record_end(c.result, c.stop);
-                games.push(g);
+    for g in read {
+        match g {
+            Ok(g) => {
+                let mut game = ViewGame::new(format!("line {}", g.line), g.variant, g.record.moves);
+                game.recorded_end = record_end(g.record.result, g.record.stop);
+                games.push(game);
             }
-            Err(e) if single => return Err(err(path, e)),
-            Err(e) => skipped.push(format!("{}: {e}", path.display())),
+            Err(skip) if single => return Err(err(path, skip.to_string())),
+            Err(skip) => skipped.push(format!("{}: {skip}", path.display())),
         }
     }
     Ok(Source { kind: SourceKind::Records(form), games, skipped })

@@ -291,6 +291,11 @@ fn quit_and_the_end_of_input_end_the_engine() {
     let o = run_stdin(&["engine", "--protocol", "htp", "--sims", "4"], "name\nquit\nname\n");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "= tafl-lab\n");
+    // What plays is said on standard error, which is not protocol.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("tafl-lab engine (htp): agent mcts:sims=4"), "{err}");
+    let o = run_stdin(&["engine", "--protocol", "htp", "--sims", "4", "--movetime", "250"], "quit\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("250 ms a move"), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run_stdin(&["engine", "--protocol", "htp", "--sims", "4"], "board_size 7\nfoo");
     assert!(o.status.success());
     assert_eq!(String::from_utf8_lossy(&o.stdout), "= \n? unrecognized command: foo\n\n");

@@ -391,6 +391,123 @@ pub fn check(record: &RawRecord, variant: &Arc<Variant>) -> Result<CheckedRecord
     Ok(CheckedRecord { moves, captures, end, stop: record.stop, result: record.result })
 }
 
+/// Which variant the games of a source are played on.
+#[derive(Clone, Copy, Debug)]
+pub enum Expect<'a> {
+    /// This variant only: a record whose rules string names other rules (or rules that do not
+    /// read) is skipped ([`Skip::OtherVariant`], [`Skip::Rules`]). Training and calibrating a
+    /// model of one variant read games so.
+    Only(&'a Arc<Variant>),
+    /// This variant, whatever a record names (the user said so: `view --variant`).
+    Given(&'a Arc<Variant>),
+    /// The variant each record names, else `default`; rules that do not read are skipped.
+    Named { default: &'a Arc<Variant> },
+}
+
+/// A record of a source that was read and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourcedGame {
+    /// 1-based line where the record starts.
+    pub line: usize,
+    pub variant: Arc<Variant>,
+    pub record: CheckedRecord,
+}
+
+/// Why [`games`] left a record out; prints as one line naming the record's line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Skip {
+    /// The record does not read.
+    Unreadable(RecordError),
+    /// Its rules string does not read.
+    Rules { line: usize, reason: String },
+    /// Its rules are not the expected variant's.
+    OtherVariant { line: usize, named: String, expected: String },
+    /// It has no result, and finished games were asked for.
+    Unfinished { line: usize },
+    /// The rules refuse it ([`check`]).
+    Check { line: usize, error: CheckError },
+}
+
+impl Skip {
+    /// A short label of the reason, for counting skipped records by kind.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Skip::Unreadable(_) | Skip::Rules { .. } => "unreadable",
+            Skip::OtherVariant { .. } => "another variant",
+            Skip::Unfinished { .. } => "unfinished (no result)",
+            Skip::Check { error, .. } => error.kind().label(),
+        }
+    }
+}
+
+impl Skip {
+    /// The 1-based line where the record starts.
+    pub fn line(&self) -> usize {
+        match self {
+            Skip::Unreadable(e) => e.line,
+            Skip::Rules { line, .. } | Skip::OtherVariant { line, .. } | Skip::Unfinished { line } | Skip::Check { line, .. } => *line,
+        }
+    }
+
+    /// The reason, without the line.
+    pub fn reason(&self) -> String {
+        match self {
+            Skip::Unreadable(e) => e.reason.clone(),
+            Skip::Rules { reason, .. } => format!("rules: {reason}"),
+            Skip::OtherVariant { named, expected, .. } => format!("the record's rules are {named} (not {expected})"),
+            Skip::Unfinished { .. } => "the record has no result".into(),
+            Skip::Check { error, .. } => error.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line(), self.reason())
+    }
+}
+
+impl std::error::Error for Skip {}
+
+/// The games of a record file's `text`, each read, put on its variant ([`Expect`]) and
+/// checked ([`check`]), or the reason it was left out: the one game source of every reader of
+/// outside records (pretraining, calibration, the viewer), so that all skip alike.
+/// `finished_only` also leaves out records with no result.
+pub fn games(text: &str, expect: Expect<'_>, finished_only: bool) -> (RecordForm, Vec<Result<SourcedGame, Skip>>) {
+    let (form, raw) = parse_records(text);
+    let games = raw
+        .into_iter()
+        .map(|r| {
+            let rec = r.map_err(Skip::Unreadable)?;
+            let line = rec.line;
+            let named = match &rec.rules {
+                None => None,
+                Some(rules) => match (Variant::from_spec(rules), expect) {
+                    (_, Expect::Given(_)) => None,
+                    (Ok(v), _) => Some(v),
+                    (Err(e), _) => return Err(Skip::Rules { line, reason: e.to_string() }),
+                },
+            };
+            let variant = match expect {
+                Expect::Given(v) => v.clone(),
+                Expect::Only(v) => match named {
+                    Some(n) if n.rules_fingerprint() != v.rules_fingerprint() || n.geometry != v.geometry => {
+                        return Err(Skip::OtherVariant { line, named: n.name, expected: v.name.clone() });
+                    }
+                    _ => v.clone(),
+                },
+                Expect::Named { default } => named.map_or_else(|| default.clone(), Arc::new),
+            };
+            if finished_only && rec.result == RecordResult::Unfinished {
+                return Err(Skip::Unfinished { line });
+            }
+            let record = check(&rec, &variant).map_err(|error| Skip::Check { line, error })?;
+            Ok(SourcedGame { line, variant, record })
+        })
+        .collect();
+    (form, games)
+}
+
 /// `g3-e3xe2xf3` (the archive's several captures) → `g3-e3xe2/f3`, the form
 /// [`parse_move`] reads; other tokens unchanged.
 fn normalise_captures(tok: &str) -> String {
@@ -574,6 +691,36 @@ mod tests {
             assert_eq!(c.result, res);
             assert_eq!(c.captures[4].len(), 1, "{text}");
         }
+    }
+
+    /// One game source for every reader: `Only` skips a record of other rules, `Given` plays
+    /// every record on the given variant, `Named` on the record's own; `finished_only` skips
+    /// a record with no result; every skip names its line and has a kind.
+    #[test]
+    fn a_source_puts_each_record_on_its_variant_and_skips_alike() {
+        let v = copenhagen();
+        let b = Arc::new(Variant::preset("brandubh").expect("preset"));
+        let start = Position::start(v.clone());
+        let moves: Vec<Move> = ["d1-d3", "e5-e2"].iter().map(|m| Move::parse(m, start.geometry()).unwrap()).collect();
+        let rules = crate::notation::rules_string(&v).unwrap();
+        let text = write_opentafl(&rules, &start, &moves, RecordResult::Unfinished);
+        let one = |expect, finished| games(&text, expect, finished).1.remove(0);
+        let g = one(Expect::Only(&v), false).unwrap();
+        assert_eq!((g.line, g.record.moves.clone(), g.variant.geometry.size()), (1, moves.clone(), 11));
+        let skip = one(Expect::Only(&v), true).unwrap_err();
+        assert_eq!((skip.clone(), skip.label()), (Skip::Unfinished { line: 1 }, "unfinished (no result)"));
+        assert_eq!(skip.to_string(), "line 1: the record has no result");
+        let skip = one(Expect::Only(&b), false).unwrap_err();
+        assert!(matches!(skip, Skip::OtherVariant { line: 1, .. }) && skip.label() == "another variant", "{skip}");
+        assert_eq!(one(Expect::Named { default: &b }, false).unwrap().variant.geometry.size(), 11, "the record's own rules");
+        // On brandubh, d1-d3 passes over an attacker: the rules refuse it.
+        let skip = one(Expect::Given(&b), false).unwrap_err();
+        assert!(matches!(&skip, Skip::Check { line: 1, error } if error.kind() == CheckKind::BadMove), "{skip:?}");
+        assert!(skip.to_string().starts_with("line 1: ply 1: "), "{skip}");
+        let bad = text.replace(&rules, "nonsense");
+        let skip = games(&bad, Expect::Named { default: &b }, false).1.remove(0).unwrap_err();
+        assert!(matches!(skip, Skip::Rules { line: 1, .. }) && skip.label() == "unreadable", "{skip}");
+        assert!(games(&bad, Expect::Given(&v), false).1[0].is_ok(), "the given variant wins over rules that do not read");
     }
 
     /// A finished brandubh game: at each ply the first legal move that ends the game, else

@@ -65,9 +65,9 @@ pub struct CalibrateArgs {
     /// Seed of the position samples and the searches.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Simulations of the search check (0: no search check).
-    #[arg(long, default_value_t = 0)]
-    pub search_sims: u32,
+    /// Simulations of the search check (default: no search check).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub search_sims: Option<u32>,
     /// Positions of each side to move that the search check searches.
     #[arg(long, default_value_t = 200)]
     pub search_positions: usize,

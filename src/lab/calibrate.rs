@@ -9,7 +9,7 @@
 //!    search's root value ((v + 1)/2) on the same positions. A side whose predicted score
 //!    runs above its realized score is over-rated by the network: its search steers into
 //!    positions it then loses.
-//! 2. **Search against prior** (with `search_sims > 0`): on a seeded sample of positions of
+//! 2. **Search against prior** (with `search_sims` given): on a seeded sample of positions of
 //!    each side to move, the model's own search (PUCT, as the `az` agent) from that position;
 //!    how often the search's move is not the prior's first choice or not among its first
 //!    three, the mean prior of the move the search picks, and the mean of search value −
@@ -66,8 +66,8 @@ pub struct Options {
     pub max_positions: usize,
     /// Seed of the samples and the searches.
     pub seed: u64,
-    /// Simulations of the search check (0: none).
-    pub search_sims: u32,
+    /// Simulations of the search check, if one is made.
+    pub search_sims: Option<u32>,
     /// Positions of each side to move the search check searches.
     pub search_positions: usize,
     /// Positions per evaluator call.
@@ -76,7 +76,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_positions: 20_000, seed: 1, search_sims: 0, search_positions: 200, batch: 256 }
+        Options { max_positions: 20_000, seed: 1, search_sims: None, search_positions: 200, batch: 256 }
     }
 }
 
@@ -285,7 +285,7 @@ pub fn measure(
             stored.add(&obs(Observation::score_of_value(v)));
         }
     }
-    let search = (opts.search_sims > 0).then(|| search_check(variant, &sample, &evals, evaluator, opts, progress));
+    let search = opts.search_sims.map(|sims| search_check(variant, &sample, &evals, evaluator, opts, sims, progress));
     Ok(Measurement { counts, network: network.report(), stored_search: has_stored.then(|| stored.report()), search, endings })
 }
 
@@ -347,6 +347,7 @@ fn search_check(
     evals: &[Evaluation],
     evaluator: &mut dyn Evaluator,
     opts: &Options,
+    sims: u32,
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> SearchCheck {
     let first = variant.rules.first;
@@ -359,7 +360,7 @@ fn search_check(
         chosen.extend(of_side);
     }
     chosen.sort_unstable();
-    let cfg = SearchConfig { sims: opts.search_sims, ..SearchConfig::default() };
+    let cfg = SearchConfig { sims, ..SearchConfig::default() };
     let mut searches: Vec<Search> = chosen.iter().map(|&i| Search::new(sample[i].position.clone(), cfg.clone(), opts.seed ^ i as u64)).collect();
     // In slices, so that the progress bar moves.
     let total = searches.len() as u64;
@@ -394,7 +395,7 @@ fn search_check(
         t.mean_value_gain /= n;
         t.proven /= n;
     }
-    SearchCheck { sims: opts.search_sims, attackers: sums[0], defenders: sums[1] }
+    SearchCheck { sims, attackers: sums[0], defenders: sums[1] }
 }
 
 /// Where the scored games ended (see [`Endings`]).
@@ -571,7 +572,7 @@ mod tests {
     fn the_search_check_counts_each_side_and_the_sample_is_seeded() {
         let v = Arc::new(Variant::preset("brandubh").unwrap());
         let gs = games(4);
-        let opts = Options { max_positions: 50, search_sims: 8, search_positions: 5, ..Options::default() };
+        let opts = Options { max_positions: 50, search_sims: Some(8), search_positions: 5, ..Options::default() };
         let m = measure(&v, &gs, &mut UniformEvaluator::new(), &opts, &mut |_, _, _| {}).unwrap();
         assert_eq!(m.counts.sampled, 50);
         let n = m.network.attackers.all.summary.count + m.network.defenders.all.summary.count;

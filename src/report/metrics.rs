@@ -134,10 +134,10 @@ pub struct SelfPlayMetrics {
     pub draws: f64,
     #[serde(deserialize_with = "real")]
     pub mean_plies: f64,
-    /// The attackers' full-search simulations of the games the trainer played (0 in
-    /// older lines, and when they were the full search's).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub attacker_sims: u32,
+    /// The attackers' full-search simulations of the games the trainer played, when they
+    /// differed from the full search's (absent from older lines; a 0 there reads as none).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "zero_is_none")]
+    pub attacker_sims: Option<u32>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -192,6 +192,12 @@ impl MetricsLine {
 /// A float that may have been written as `null` (serde_json writes NaN and infinities so).
 fn real<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// Reads a count where 0 meant "none" in older lines.
+fn zero_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n: Option<u32> = serde::Deserialize::deserialize(d)?;
+    Ok(n.filter(|&n| n > 0))
 }
 
 #[cfg(test)]
@@ -250,7 +256,7 @@ mod tests {
                 defenders_win: 0.625,
                 draws: 0.125,
                 mean_plies: 41.5,
-                attacker_sims: 96,
+                attacker_sims: Some(96),
             },
             eval: vec![EvalMetrics {
                 opponent: "random".into(),

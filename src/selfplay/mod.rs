@@ -46,17 +46,18 @@ pub struct SelfPlayConfig {
     pub fast_probability: f32,
     /// Simulations of a fast search.
     pub fast_sims: u32,
-    /// Simulations of the attackers' full searches, when they differ (0 = the same as
-    /// `search`). Giving the weaker side of a lopsided variant more search (KataGo's
-    /// "playout doubling advantage" idea) makes it win some self-play games, so the network
-    /// sees what works for that side.
-    pub attacker_sims: u32,
-    /// Simulations of the attackers' fast searches, when they differ (0 = `fast_sims`). A
-    /// steered attack (`selfplay.attacker_share`) scales them with `attacker_sims`: with half
-    /// the moves fast, an attacker with more full search but 8-simulation fast moves still
-    /// blunders the king out every other move.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub attacker_fast_sims: u32,
+    /// Simulations of the attackers' full searches, when they differ from `search`'s (in a
+    /// run config, `attacker_sims = 0` or no key: the same). Giving the weaker side of a
+    /// lopsided variant more search (KataGo's "playout doubling advantage" idea) makes it win
+    /// some self-play games, so the network sees what works for that side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attacker_sims: Option<u32>,
+    /// Simulations of the attackers' fast searches, when they differ from `fast_sims` (0 or
+    /// no key: the same). A steered attack (`selfplay.attacker_share`) scales them with
+    /// `attacker_sims`: with half the moves fast, an attacker with more full search but
+    /// 8-simulation fast moves still blunders the king out every other move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attacker_fast_sims: Option<u32>,
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
@@ -74,16 +75,12 @@ impl Default for SelfPlayConfig {
             batch: 256,
             fast_probability: 0.0,
             fast_sims: 8,
-            attacker_sims: 0,
-            attacker_fast_sims: 0,
+            attacker_sims: None,
+            attacker_fast_sims: None,
             temperature_plies: 8,
             search: SearchConfig::gumbel(),
         }
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// One ply of a self-play game.
@@ -303,11 +300,14 @@ fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
     slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
     let mut c = cfg.search.clone();
     let attackers = slot.search.position().to_move() == Side::Attackers;
-    if cfg.attacker_sims > 0 && attackers {
-        c.sims = cfg.attacker_sims;
+    if let (true, Some(n)) = (attackers, cfg.attacker_sims) {
+        c.sims = n;
     }
     if !slot.full {
-        c.sims = if attackers && cfg.attacker_fast_sims > 0 { cfg.attacker_fast_sims } else { cfg.fast_sims.max(1) };
+        c.sims = match (attackers, cfg.attacker_fast_sims) {
+            (true, Some(n)) => n,
+            _ => cfg.fast_sims.max(1),
+        };
         c.noise = None;
         if let RootPolicy::Gumbel { k, .. } = &mut c.root {
             *k = (*k).min(c.sims as usize).max(2);
@@ -378,11 +378,11 @@ mod tests {
     }
 
     /// Each side's searches get their own simulations: full and fast, attackers and
-    /// defenders (the attackers' fast ones `attacker_fast_sims`, or `fast_sims` when 0).
+    /// defenders (the attackers' fast ones `attacker_fast_sims`, or `fast_sims` when none).
     #[test]
     fn each_side_and_search_kind_gets_its_simulations() {
         let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
-        let mut cfg = SelfPlayConfig { attacker_sims: 64, fast_sims: 4, attacker_fast_sims: 16, ..SelfPlayConfig::default() };
+        let mut cfg = SelfPlayConfig { attacker_sims: Some(64), fast_sims: 4, attacker_fast_sims: Some(16), ..SelfPlayConfig::default() };
         cfg.search.sims = 16;
         let sims = |cfg: &SelfPlayConfig, fast: bool, attackers: bool| {
             let cfg = SelfPlayConfig { fast_probability: if fast { 0.999_999 } else { 0.0 }, ..cfg.clone() };
@@ -396,7 +396,7 @@ mod tests {
             slot.search.config().sims
         };
         assert_eq!([sims(&cfg, false, true), sims(&cfg, true, true), sims(&cfg, false, false), sims(&cfg, true, false)], [64, 16, 16, 4]);
-        cfg.attacker_fast_sims = 0;
-        assert_eq!(sims(&cfg, true, true), 4, "0: the same fast search as the defenders'");
+        cfg.attacker_fast_sims = None;
+        assert_eq!(sims(&cfg, true, true), 4, "none: the same fast search as the defenders'");
     }
 }

@@ -207,8 +207,9 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 batch: t.batch,
                 fast_probability: t.fast_probability,
                 fast_sims: t.fast_sims,
-                attacker_sims: t.attacker_sims,
-                attacker_fast_sims: t.attacker_fast_sims,
+                // 0 (or no key) in the TOML: the same as the defenders'.
+                attacker_sims: (t.attacker_sims > 0).then_some(t.attacker_sims),
+                attacker_fast_sims: (t.attacker_fast_sims > 0).then_some(t.attacker_fast_sims),
                 temperature_plies: t.temperature_plies,
                 search,
             },
@@ -299,7 +300,8 @@ pub struct EvalSection {
     /// Simulations of the model's agent in evaluation games.
     #[serde(alias = "simulations")]
     pub sims: u32,
-    /// "az" (PUCT) or "gumbel".
+    /// The model's agent: "az" (PUCT) or "gumbel" with `sims`, or a whole spec without its
+    /// model, e.g. "az:sims=64,probe=2" (the run's model is filled in).
     #[serde(default = "az")]
     pub agent: String,
     /// Fixed opponents, as agent specs.
@@ -386,7 +388,7 @@ impl RunConfig {
         cfg.net.channels = channels;
         cfg.selfplay.play.search.sims = sims;
         cfg.selfplay.play.fast_sims = fast;
-        cfg.selfplay.play.attacker_sims = attacker;
+        cfg.selfplay.play.attacker_sims = Some(attacker);
         cfg.selfplay.attacker_share = 0.5;
         cfg.selfplay.games_per_generation = games;
         cfg.selfplay.play.games_in_flight = games.div_ceil(2);
@@ -469,9 +471,7 @@ impl RunConfig {
             _ => {}
         }
         let e = &self.eval;
-        if !["az", "gumbel"].contains(&e.agent.as_str()) {
-            return Err(format!("eval.agent = {:?}: expected \"az\" or \"gumbel\"", e.agent));
-        }
+        self.eval_agent().map_err(|why| format!("eval.agent = {:?}: {why}", e.agent))?;
         positive("eval.sims", e.sims as usize)?;
         for b in &e.baselines {
             let spec: crate::arena::AgentSpec = b.parse().map_err(|e| format!("eval.baselines: {e}"))?;
@@ -499,18 +499,39 @@ impl RunConfig {
         t.learning_rate * t.lr_decay.powi(decays as i32)
     }
 
-    /// The model's agent spec for evaluation games.
-    /// Built as a value, so a model path with a comma in it stays one path.
-    /// A Gumbel evaluation agent considers as many root moves as self-play's Gumbel root
-    /// (the default when self-play uses PUCT).
-    pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
+    /// `eval.agent` as a spec without its model: `az` or `gumbel` (with `eval.sims`), or a
+    /// whole spec such as `az:sims=64,probe=2` (its `sims` wins over `eval.sims`).
+    fn eval_agent(&self) -> Result<crate::arena::AgentSpec, String> {
         use crate::arena::{AgentKind, AgentSpec};
-        let kind = if self.eval.agent == "gumbel" { AgentKind::Gumbel } else { AgentKind::Az };
-        let mut spec = AgentSpec::new(kind, Some(model.to_path_buf()), self.eval.sims).default_device(&self.device).default_precision(self.precision);
-        if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }) = (kind, self.selfplay.play.search.root) {
+        let text = self.eval.agent.as_str();
+        if !matches!(text.split(':').next().map(str::trim), Some("az" | "gumbel")) {
+            return Err("expected an `az` or `gumbel` agent (a spec such as az:sims=64,probe=2)".into());
+        }
+        if text.contains("model=") {
+            return Err("names a model; the run's own model is filled in".into());
+        }
+        // Parsed with a stand-in model (an `az` spec needs one), which `eval_spec` replaces.
+        let sep = if text.contains(':') { ',' } else { ':' };
+        let mut spec: AgentSpec = format!("{text}{sep}model=run-model").parse().map_err(|e| format!("{e}"))?;
+        spec.model = None;
+        let mut spec = if text.contains(':') { spec } else { AgentSpec::new(spec.kind, None, self.eval.sims) };
+        if !text.contains("sims=") {
+            spec.search.sims = self.eval.sims;
+        }
+        if let (AgentKind::Gumbel, RootPolicy::Gumbel { k, .. }, false) = (spec.kind, self.selfplay.play.search.root, text.contains("k=")) {
             spec.search.root = RootPolicy::gumbel(k);
         }
-        spec
+        Ok(spec)
+    }
+
+    /// The model's agent spec for evaluation games: `eval.agent` with `model` filled in.
+    /// Built as a value, so a model path with a comma in it stays one path.
+    /// A Gumbel evaluation agent considers as many root moves as self-play's Gumbel root
+    /// (the default when self-play uses PUCT) unless its spec says `k=`.
+    pub fn eval_spec(&self, model: &std::path::Path) -> crate::arena::AgentSpec {
+        let mut spec = self.eval_agent().expect("a validated config's eval.agent parses");
+        spec.model = Some(model.to_path_buf());
+        spec.default_device(&self.device).default_precision(self.precision)
     }
 }
 
@@ -529,7 +550,7 @@ mod tests {
                 let c = sized(v);
                 assert_eq!((c.name.as_str(), c.variant.as_str()), (*v, *v));
                 assert_eq!(c.selfplay.attacker_share, 0.5, "{v}");
-                assert!(c.selfplay.play.attacker_sims >= c.selfplay.play.search.sims, "{v}");
+                assert!(c.selfplay.play.attacker_sims.is_some_and(|n| n >= c.selfplay.play.search.sims), "{v}");
                 assert_eq!(c.validate(), Ok(()), "{v}");
                 (c.net.blocks, c.net.channels, c.selfplay.play.search.sims, c.selfplay.games_per_generation, c.train.window_positions, c.budget.minutes)
             })
@@ -591,5 +612,41 @@ mod tests {
         // The shipped model's run config predates the key: its network is version 1.
         let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh/config.toml")).unwrap();
         assert_eq!(RunConfig::from_saved_toml(&shipped, "config.toml").unwrap().net.encoding, Encoding::V1);
+    }
+
+    /// `attacker_sims` and `attacker_fast_sims` are `Option`s: 0 (older configs) or no key
+    /// reads as none (the defenders' search), and a config written back has no key for none.
+    #[test]
+    fn an_attackers_search_of_0_or_none_is_the_same_as_the_defenders() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.selfplay.play.attacker_sims, Some(192));
+        let written = toml::to_string(&cfg).unwrap();
+        assert!(written.contains("attacker_sims = 192"), "{written}");
+        for text in [DEFAULT_CONFIG.replace("attacker_sims = 192", "attacker_sims = 0"), DEFAULT_CONFIG.replace("attacker_sims = 192", "")] {
+            let c = RunConfig::from_toml(&text, "old.toml").unwrap();
+            assert_eq!((c.selfplay.play.attacker_sims, c.selfplay.play.attacker_fast_sims), (None, None));
+            let written = toml::to_string(&c).unwrap();
+            assert!(!written.contains("attacker_sims") && !written.contains("attacker_fast_sims"), "{written}");
+            assert_eq!(RunConfig::from_toml(&written, "written.toml").unwrap(), c, "reads back the same");
+        }
+    }
+
+    /// `[eval] agent` is a spec without its model (or the older `az`/`gumbel` with `sims`).
+    #[test]
+    fn the_eval_agent_is_a_spec_whose_model_the_run_fills_in() {
+        let mut cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        let model = std::path::Path::new("runs/x/models/000003.safetensors");
+        cfg.eval.agent = "az:sims=64,probe=2".into();
+        assert_eq!(cfg.validate(), Ok(()));
+        let spec = cfg.eval_spec(model);
+        assert_eq!((spec.model.as_deref(), spec.search.sims, spec.search.fork_probe), (Some(model), 64, true));
+        cfg.eval.agent = "gumbel".into();
+        cfg.eval.sims = 24;
+        assert_eq!(cfg.eval_spec(model).search.sims, 24, "the older form takes eval.sims");
+        for (bad, says) in [("mcts:sims=4", "expected an `az` or `gumbel` agent"), ("az:model=m.safetensors", "names a model"), ("az:sims=x", "eval.agent")] {
+            cfg.eval.agent = bad.into();
+            let e = cfg.validate().unwrap_err();
+            assert!(e.contains(says) && e.starts_with("eval.agent"), "{bad}: {e}");
+        }
     }
 }

@@ -184,9 +184,9 @@ impl RunState {
     pub fn selfplay_config(&self, cfg: &super::RunConfig) -> crate::selfplay::SelfPlayConfig {
         let mut sp = cfg.selfplay_config();
         if let Some(n) = self.attacker_sims {
-            sp.attacker_sims = n;
+            sp.attacker_sims = Some(n);
             let full = u64::from(sp.search.sims.max(1));
-            sp.attacker_fast_sims = ((u64::from(sp.fast_sims) * u64::from(n) + full / 2) / full).max(1) as u32;
+            sp.attacker_fast_sims = Some(((u64::from(sp.fast_sims) * u64::from(n) + full / 2) / full).max(1) as u32);
         }
         sp
     }

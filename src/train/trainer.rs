@@ -202,7 +202,10 @@ impl Trainer {
     pub(super) fn run_generation(&mut self, deadline: Option<f64>, clock: &dyn Fn() -> f64, reporter: &dyn Reporter) -> Result<Option<String>, TrainError> {
         let generation = self.state.generation + 1;
         // 1. Self-play with the current model.
-        let attacker_sims = self.state.selfplay_config(&self.cfg).attacker_sims;
+        // The attackers' full-search simulations of this generation (the full search's when
+        // the config gives them none of their own).
+        let sp = self.state.selfplay_config(&self.cfg);
+        let attacker_sims = sp.attacker_sims.unwrap_or(sp.search.sims);
         let t = Instant::now();
         let Some((games, evals)) = self.self_play(deadline, clock, reporter)? else {
             return Ok(None);
@@ -244,7 +247,7 @@ impl Trainer {
                 defenders_win: def,
                 draws: draw,
                 mean_plies: plies,
-                attacker_sims,
+                attacker_sims: sp.attacker_sims,
             },
             eval,
             calibration: Some(calibration),

@@ -300,7 +300,7 @@ fn attacker_share_steers_the_attackers_simulations_across_generations_and_resume
     let fast = tafl_lab::train::RunState { attacker_sims: Some(steered as u32), ..Default::default() }
         .selfplay_config(&tafl_lab::train::RunConfig::from_toml(&std::fs::read_to_string(&cfg).unwrap(), "steer.toml").unwrap())
         .attacker_fast_sims;
-    assert_eq!(fast as u64, ((4 * steered) as f64 / 8.0).round().max(1.0) as u64, "{steered}");
+    assert_eq!(fast.map(u64::from), Some(((4 * steered) as f64 / 8.0).round().max(1.0) as u64), "{steered}");
     // A share out of range is refused, naming the field.
     let bad = smoke_config(&dir, "bad.toml", |t| t.replace("games_per_shard = 2", "games_per_shard = 2\nattacker_share = 1.5"));
     fails_with(&run(&["train", "--config", bad.to_str().unwrap(), "--run-dir", dir.join("bad").to_str().unwrap()]), "selfplay.attacker_share = 1.5");

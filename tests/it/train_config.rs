@@ -119,7 +119,7 @@ fn a_config_saved_with_the_old_names_reads_to_the_same_settings() {
     let search =
         SearchConfig { sims: 48, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::gumbel(16), escape_probe: true, fork_probe: false };
     assert_eq!(s.search, search);
-    assert_eq!((s.fast_sims, s.attacker_sims, s.batch, s.temperature_plies), (16, 192, 256, 8));
+    assert_eq!((s.fast_sims, s.attacker_sims, s.batch, s.temperature_plies), (16, Some(192), 256, 8));
     assert_eq!(cfg.eval.sims, 64);
     // Written again, it is in today's names and reads back equal, in those names or the old.
     let written = toml::to_string(&cfg).unwrap();

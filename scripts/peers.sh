@@ -5,7 +5,7 @@
 # TAFL_LAB_PEERS. OpenTafl needs no install here: tests run it through
 # ../shared/peers/opentafl-host.sh, which builds it on first use.
 # An install that fails (no network) fails the calling script under CI=true; elsewhere it is
-# only reported, and the tests that need the engine are skipped (tests/common/needs.rs).
+# only reported, and the tests that need the engine are skipped (tests/it/common/needs.rs).
 HTP_VERSION=6.4.1
 TAFL_LAB_PEERS="${TAFL_LAB_PEERS:-$HOME/.cache/tafl-lab}"
 htp_root="$TAFL_LAB_PEERS/hnefatafl-copenhagen-$HTP_VERSION"

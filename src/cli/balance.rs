@@ -257,7 +257,10 @@ fn atlas(a: &BalanceArgs, dir: &Path, command: &str, out: &mut impl Write) -> Re
         .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))
         .collect::<Result<_>>()?;
     let factors = parse_factors("--factors", &a.factors)?;
-    let presets = atlas::presets(dir)?;
+    let (presets, training) = atlas::presets(dir)?;
+    for name in &training {
+        writeln!(out, "{name}: left out, its run is still training (its run/state.json is not finished)")?;
+    }
     tafl_lab::nn::set_torch_threads(1);
     let opening_plies = a.opening_plies.max(2);
     let per_preset = sims.len() * a.games + (factors.iter().filter(|&&k| k > 1).count() + 1) * a.games;

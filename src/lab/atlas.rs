@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub enum AtlasError {
     #[error("{0}: {1}")]
     Read(PathBuf, String),
-    #[error("{0}: no trained model (no <preset>/model.safetensors in it)")]
+    #[error("{0}: no trained model (no <preset>/model.safetensors in it whose run is finished)")]
     Empty(PathBuf),
     #[error(transparent)]
     Plot(#[from] PlotError),
@@ -42,17 +42,30 @@ pub struct Preset {
     pub model: PathBuf,
 }
 
+/// Whether the training run kept beside a model (`run/state.json`, as `scripts/atlas.sh`
+/// keeps it) is still going: its budget not yet spent. A model with no run beside it counts
+/// as trained.
+fn still_training(model_dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(model_dir.join("run").join("state.json")) else { return false };
+    !serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v["finished"] == serde_json::Value::Bool(true))
+}
+
 /// The trained presets of `dir`, by name: each folder that holds a `model.safetensors` and is
-/// named after a preset.
+/// named after a preset, and the names of those left out because their run is still going.
 ///
 /// # Errors
 /// The folder cannot be read, a model folder is not named after a preset, or there is none.
-pub fn presets(dir: &Path) -> Result<Vec<Preset>, AtlasError> {
+pub fn presets(dir: &Path) -> Result<(Vec<Preset>, Vec<String>), AtlasError> {
     let read = |e: std::io::Error| AtlasError::Read(dir.to_path_buf(), e.to_string());
     let mut out = Vec::new();
+    let mut training = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(read)? {
         let path = entry.map_err(read)?.path();
         if !path.join("model.safetensors").is_file() {
+            continue;
+        }
+        if still_training(&path) {
+            training.push(path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
             continue;
         }
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
@@ -63,7 +76,8 @@ pub fn presets(dir: &Path) -> Result<Vec<Preset>, AtlasError> {
         return Err(AtlasError::Empty(dir.to_path_buf()));
     }
     out.sort_by(|a, b| (a.variant.geometry.size(), &a.name).cmp(&(b.variant.geometry.size(), &b.name)));
-    Ok(out)
+    training.sort();
+    Ok((out, training))
 }
 
 /// One match of a preset's model against another program, from its `match --json` file.
@@ -202,12 +216,19 @@ fn balance_text(rows: &[BalanceRow]) -> String {
         .join("; ")
 }
 
+/// The handicap in words: which side needs how much more search to break even.
 fn handicap_text(h: &Option<HandicapSummary>) -> String {
     match h {
         None => "not measured".into(),
         Some(h) => match (h.k_even, h.k_interval) {
-            (Some(k), Some((lo, hi))) => format!("{k:.2}x ({lo:.2}x to {hi:.2}x)"),
-            (Some(k), None) => format!("{k:.2}x (no interval)"),
+            (Some(k), interval) if k >= 1.0 => {
+                let i = interval.map_or(" (no interval)".into(), |(lo, hi)| format!(" ({lo:.2}x to {hi:.2}x)"));
+                format!("attackers need {k:.2}x the search{i}")
+            }
+            (Some(k), interval) => {
+                let i = interval.map_or(" (no interval)".into(), |(lo, hi)| format!(" ({:.2}x to {:.2}x)", 1.0 / hi, 1.0 / lo));
+                format!("defenders need {:.2}x the search{i}", 1.0 / k)
+            }
             _ => h.verdict.clone(),
         },
     }
@@ -240,7 +261,7 @@ pub fn markdown(rows: &[AtlasRow], command: &str) -> String {
     s.push_str(
         "Per preset: the model's strength against programs nobody here wrote (W-D-L as attackers and as defenders), \
          the defenders' rate when the model plays itself at equal search (95% Wilson interval over distinct games) at each \
-         strength, the attackers' search over the defenders' at which the sides are even (95% interval), mean game length \
+         strength, how much more search the weaker side needs for the sides to be even (95% interval), mean game length \
          at each strength, how games end at the first strength, and the human defenders' rate where one is published \
          (under the rules named with its source, which may differ from the preset's).\n\n",
     );
@@ -463,7 +484,11 @@ mod tests {
         assert!(line.contains("`mcts:sims=400`: 49-0-1 attacking, 50-0-0 defending"), "{line}");
         assert!(line.contains("64 sims: 60.0% (50.2%-69.1%) of 100"), "{line}");
         assert!(line.contains("256 sims: 55.0%"), "{line}");
-        assert!(line.contains("2.50x (1.90x to 3.30x)"), "{line}");
+        assert!(line.contains("attackers need 2.50x the search (1.90x to 3.30x)"), "{line}");
+        let mut r = row();
+        r.handicap.as_mut().unwrap().k_even = Some(0.5);
+        r.handicap.as_mut().unwrap().k_interval = Some((0.25, 0.8));
+        assert!(markdown(&[r], "c").contains("defenders need 2.00x the search (1.25x to 4.00x)"));
         assert!(line.contains("corner escape 60%, king captured 40%"), "{line}");
         assert!(line.contains("none published"), "{line}");
         assert_eq!(line.matches(" | ").count() + 2, md.lines().find(|l| l.starts_with("| preset")).unwrap().matches('|').count());
@@ -491,8 +516,8 @@ mod tests {
             r#"{"a":"az:model=m,sims=64","b":"mcts:sims=400","seed":41,"a_as_attackers":{"win":9,"draw":0,"loss":1},"a_as_defenders":{"win":10,"draw":0,"loss":0},"forfeits":1,"voids":0,"disagreements":0}"#,
         )
         .unwrap();
-        let p = presets(&dir).unwrap();
-        assert_eq!(p.len(), 1);
+        let (p, training) = presets(&dir).unwrap();
+        assert_eq!((p.len(), training.len()), (1, 0));
         let s = strength(&dir, &p[0]).unwrap();
         assert_eq!(s[0].as_attackers, Wdl { win: 9, draw: 0, loss: 1 });
         assert_eq!(s[0].forfeits, 1);
@@ -500,6 +525,14 @@ mod tests {
         std::fs::write(model.join("matches/bad.json"), "{}").unwrap();
         let e = strength(&dir, &p[0]).unwrap_err().to_string();
         assert!(e.contains("bad.json") && e.contains("not a `match --json` output"), "{e}");
+        // A model whose run is still going is left out and named; a finished one is in.
+        let tablut = dir.join("tablut");
+        std::fs::create_dir_all(tablut.join("run")).unwrap();
+        std::fs::write(tablut.join("model.safetensors"), b"x").unwrap();
+        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 9}"#).unwrap();
+        assert_eq!(presets(&dir).unwrap().1, ["tablut"]);
+        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 90, "finished": true}"#).unwrap();
+        assert_eq!(presets(&dir).unwrap().0.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["brandubh", "tablut"]);
         std::fs::create_dir_all(dir.join("not-a-preset")).unwrap();
         std::fs::write(dir.join("not-a-preset/model.safetensors"), b"x").unwrap();
         assert!(presets(&dir).unwrap_err().to_string().contains("not named after a preset"));

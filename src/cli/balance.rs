@@ -140,10 +140,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     let base = a.device.apply(base);
     let budgets: Vec<u32> = match &a.sims {
         None => vec![base.search.sims],
-        Some(list) => list
-            .split(',')
-            .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))
-            .collect::<Result<_>>()?,
+        Some(list) => parse_sims(list)?,
     };
     if base.search_config().is_none() && a.sims.is_some() {
         bail!("--sims: agent {base} does not search");
@@ -230,6 +227,11 @@ fn handicap(a: &BalanceArgs, factors: &str, out: &mut impl Write) -> Result<()> 
     Ok(())
 }
 
+/// Parses `--sims`, a list of simulation counts (`16,64,256`).
+fn parse_sims(list: &str) -> Result<Vec<u32>> {
+    list.split(',').map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer"))).collect()
+}
+
 /// Parses a list of search multipliers (`2,4,8`) for `flag`.
 fn parse_factors(flag: &str, list: &str) -> Result<Vec<u32>> {
     let factors: Vec<u32> = list
@@ -249,13 +251,7 @@ fn atlas(a: &BalanceArgs, dir: &Path, command: &str, out: &mut impl Write) -> Re
     if a.games == 0 {
         bail!("--games: must be at least 1");
     }
-    let sims: Vec<u32> = a
-        .sims
-        .as_deref()
-        .unwrap_or("64,256")
-        .split(',')
-        .map(|x| x.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| anyhow!("--sims: {x:?} is not a positive integer")))
-        .collect::<Result<_>>()?;
+    let sims = parse_sims(a.sims.as_deref().unwrap_or("64,256"))?;
     let factors = parse_factors("--factors", &a.factors)?;
     let (presets, training) = atlas::presets(dir)?;
     for name in &training {

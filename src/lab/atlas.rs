@@ -15,6 +15,7 @@
 use super::balance::BalanceRow;
 use super::handicap::Handicap;
 use crate::arena::Wdl;
+use crate::report::html;
 use crate::report::plot::{self, BarSeries, Chart, PlotError};
 use crate::rules::Variant;
 use serde::{Deserialize, Serialize};
@@ -46,8 +47,8 @@ pub struct Preset {
 /// keeps it) is still going: its budget not yet spent. A model with no run beside it counts
 /// as trained.
 fn still_training(model_dir: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(model_dir.join("run").join("state.json")) else { return false };
-    !serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v["finished"] == serde_json::Value::Bool(true))
+    // A state that does not read counts as unfinished: the model is left out, and named.
+    crate::train::RunDir::new(&model_dir.join("run")).load_state().map_or(true, |state| state.is_some_and(|st| !st.finished))
 }
 
 /// The trained presets of `dir`, by name: each folder that holds a `model.safetensors` and is
@@ -220,16 +221,13 @@ fn balance_text(rows: &[BalanceRow]) -> String {
 fn handicap_text(h: &Option<HandicapSummary>) -> String {
     match h {
         None => "not measured".into(),
-        Some(h) => match (h.k_even, h.k_interval) {
-            (Some(k), interval) if k >= 1.0 => {
+        Some(h) => match h.k_even {
+            Some(k) => {
+                let (side, k, interval) = super::handicap::weaker_side_needs(k, h.k_interval);
                 let i = interval.map_or(" (no interval)".into(), |(lo, hi)| format!(" ({lo:.2}x to {hi:.2}x)"));
-                format!("attackers need {k:.2}x the search{i}")
+                format!("{side} need {k:.2}x the search{i}")
             }
-            (Some(k), interval) => {
-                let i = interval.map_or(" (no interval)".into(), |(lo, hi)| format!(" ({:.2}x to {:.2}x)", 1.0 / hi, 1.0 / lo));
-                format!("defenders need {:.2}x the search{i}", 1.0 / k)
-            }
-            _ => h.verdict.clone(),
+            None => h.verdict.clone(),
         },
     }
 }
@@ -254,6 +252,23 @@ fn human_text(rows: &[BalanceRow]) -> String {
     }
 }
 
+/// The table's columns, in the Markdown table and on the page.
+const COLUMNS: [&str; 8] = ["preset", "board", "strength", "defenders at equal search", "handicap that evens it", "mean plies", "endings", "human defenders"];
+
+/// One preset's cells under [`COLUMNS`] (Markdown text: code in backticks).
+fn cells(r: &AtlasRow) -> Vec<String> {
+    vec![
+        format!("`{}`", r.preset),
+        r.board.clone(),
+        strength_text(&r.strength),
+        balance_text(&r.balance),
+        handicap_text(&r.handicap),
+        lengths_text(&r.balance),
+        endings_text(&r.balance),
+        human_text(&r.balance),
+    ]
+}
+
 /// The table's header and one line per preset (Markdown).
 pub fn markdown(rows: &[AtlasRow], command: &str) -> String {
     let mut s = String::from("# Balance atlas\n\n");
@@ -265,20 +280,9 @@ pub fn markdown(rows: &[AtlasRow], command: &str) -> String {
          at each strength, how games end at the first strength, and the human defenders' rate where one is published \
          (under the rules named with its source, which may differ from the preset's).\n\n",
     );
-    s.push_str("| preset | board | strength | defenders at equal search | handicap that evens it | mean plies | endings | human defenders |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|\n");
+    s.push_str(&format!("| {} |\n|{}\n", COLUMNS.join(" | "), "---|".repeat(COLUMNS.len())));
     for r in rows {
-        s.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |\n",
-            r.preset,
-            r.board,
-            strength_text(&r.strength),
-            balance_text(&r.balance),
-            handicap_text(&r.handicap),
-            lengths_text(&r.balance),
-            endings_text(&r.balance),
-            human_text(&r.balance)
-        ));
+        s.push_str(&format!("| {} |\n", cells(r).join(" | ")));
     }
     s
 }
@@ -322,15 +326,10 @@ pub fn csv(rows: &[AtlasRow]) -> String {
     s
 }
 
-fn escape_html(x: &str) -> String {
-    x.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// Markdown inline code to HTML.
 fn cell_html(x: &str) -> String {
-    let e = escape_html(x);
     let mut out = String::new();
-    for (i, part) in e.split('`').enumerate() {
+    for (i, part) in html::escape(x).split('`').enumerate() {
         if i % 2 == 1 {
             out.push_str(&format!("<code>{part}</code>"));
         } else {
@@ -340,39 +339,19 @@ fn cell_html(x: &str) -> String {
     out
 }
 
-/// One self-contained page: the table and the handicap plot (`svg`, inlined).
-pub fn html(rows: &[AtlasRow], command: &str, svg: &str) -> String {
-    let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tafl-lab balance atlas</title>\n<style>\
-         body{font-family:sans-serif;margin:1.5em;max-width:80em}table{border-collapse:collapse}\
-         td,th{border:1px solid #bbb;padding:.3em .5em;vertical-align:top;font-size:90%}th{background:#eee}\
-         code{font-size:95%}</style></head><body>\n<h1>Balance atlas</h1>\n",
+/// One self-contained page ([`html::page`]): the table and `plot`, the handicap plot as
+/// [`html::figure`] inlines it.
+pub fn html(rows: &[AtlasRow], command: &str, plot: &str) -> String {
+    let body_rows: Vec<Vec<String>> = rows.iter().map(|r| cells(r).iter().map(|c| cell_html(c)).collect()).collect();
+    let body = format!(
+        "<p>Command: <code>{}</code></p>\n<div id=\"atlas\">{}</div>\n<h2>The handicap that evens each preset</h2>\n<div id=\"plot\">{plot}</div>\n\
+         <script>document.body.dataset.rows=document.querySelectorAll('#atlas tbody tr').length;document.body.dataset.ready='1';</script>\n",
+        html::escape(command),
+        html::table(&COLUMNS, &body_rows),
     );
-    s.push_str(&format!("<p>Command: <code>{}</code></p>\n", escape_html(command)));
-    s.push_str("<table id=\"atlas\"><thead><tr><th>preset</th><th>board</th><th>strength</th><th>defenders at equal search</th><th>handicap that evens it</th><th>mean plies</th><th>endings</th><th>human defenders</th></tr></thead><tbody>\n");
-    for r in rows {
-        let cells = [
-            format!("`{}`", r.preset),
-            r.board.clone(),
-            strength_text(&r.strength),
-            balance_text(&r.balance),
-            handicap_text(&r.handicap),
-            lengths_text(&r.balance),
-            endings_text(&r.balance),
-            human_text(&r.balance),
-        ];
-        s.push_str("<tr>");
-        for c in cells {
-            s.push_str(&format!("<td>{}</td>", cell_html(&c)));
-        }
-        s.push_str("</tr>\n");
-    }
-    s.push_str("</tbody></table>\n<h2>The handicap that evens each preset</h2>\n<div id=\"plot\">");
-    s.push_str(svg);
     // The page draws nothing itself; the script only says what the browser parsed (the
     // browser test reads these attributes).
-    s.push_str("</div>\n<script>document.body.dataset.rows=document.querySelectorAll('#atlas tbody tr').length;document.body.dataset.ready='1';</script>\n</body></html>\n");
-    s
+    html::page("Balance atlas", &body)
 }
 
 /// The handicap chart: log2 of the even ratio per preset with its interval (above 0: the
@@ -406,9 +385,12 @@ pub fn write(dir: &Path, rows: &[AtlasRow], command: &str) -> Result<Vec<PathBuf
     let io = |p: &Path, e: std::io::Error| AtlasError::Read(p.to_path_buf(), e.to_string());
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut files = handicap_chart(dir, rows)?;
-    let svg = std::fs::read_to_string(dir.join("handicap.svg")).map_err(|e| io(&dir.join("handicap.svg"), e))?;
+    let plot = html::figure(
+        &dir.join("handicap.svg"),
+        "log2 of the attackers' search over the defenders' at which the sides are even; above 0 the attackers need more",
+    )?;
     let json = serde_json::to_string_pretty(&serde_json::json!({ "command": command, "presets": rows })).expect("rows serialise") + "\n";
-    for (name, text) in [("atlas.md", markdown(rows, command)), ("atlas.csv", csv(rows)), ("atlas.json", json), ("atlas.html", html(rows, command, &svg))] {
+    for (name, text) in [("atlas.md", markdown(rows, command)), ("atlas.csv", csv(rows)), ("atlas.json", json), ("atlas.html", html(rows, command, &plot))] {
         let path = dir.join(name);
         crate::fsio::atomic_write(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
         files.push(path);
@@ -529,9 +511,9 @@ mod tests {
         let tablut = dir.join("tablut");
         std::fs::create_dir_all(tablut.join("run")).unwrap();
         std::fs::write(tablut.join("model.safetensors"), b"x").unwrap();
-        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 9}"#).unwrap();
+        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 9, "wall_seconds": 1952.2, "selfplay_games": 432}"#).unwrap();
         assert_eq!(presets(&dir).unwrap().1, ["tablut"]);
-        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 90, "finished": true}"#).unwrap();
+        std::fs::write(tablut.join("run/state.json"), r#"{"generation": 90, "wall_seconds": 7190.0, "selfplay_games": 4320, "finished": true}"#).unwrap();
         assert_eq!(presets(&dir).unwrap().0.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["brandubh", "tablut"]);
         std::fs::create_dir_all(dir.join("not-a-preset")).unwrap();
         std::fs::write(dir.join("not-a-preset/model.safetensors"), b"x").unwrap();

@@ -54,15 +54,22 @@ impl Handicap {
         match &self.fit {
             Err(e) => format!("no even point: {e}"),
             Ok(f) => {
-                let (side, k, interval) = if f.x_even >= 0.0 {
-                    ("attackers", f.k_even(), f.k_interval())
-                } else {
-                    ("defenders", 1.0 / f.k_even(), f.k_interval().map(|(l, h)| (1.0 / h, 1.0 / l)))
-                };
+                let (side, k, interval) = weaker_side_needs(f.k_even(), f.k_interval());
                 let ci = interval.map_or("no interval: the score barely moves with search".to_string(), |(l, h)| format!("95% interval {l:.2}x to {h:.2}x"));
                 format!("even when the {side} get {k:.2}x the search of the other side ({ci})")
             }
         }
+    }
+}
+
+/// The even point as the side that needs more search and how many times its opponent's (with
+/// the interval in the same terms), from `k`, the attackers' search over the defenders' at
+/// the even point, and its interval.
+pub fn weaker_side_needs(k: f64, interval: Option<(f64, f64)>) -> (&'static str, f64, Option<(f64, f64)>) {
+    if k >= 1.0 {
+        ("attackers", k, interval)
+    } else {
+        ("defenders", 1.0 / k, interval.map(|(l, h)| (1.0 / h, 1.0 / l)))
     }
 }
 

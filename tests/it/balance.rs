@@ -343,7 +343,7 @@ fn the_atlas_measures_every_trained_preset_and_reads_its_matches() {
     let atlas = d.join("models");
     let model = atlas.join("brandubh");
     std::fs::create_dir_all(model.join("matches")).unwrap();
-    ok(&run(&["new-model", "--variant", "brandubh", "--out", model.join("model.safetensors").to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+    common::cli::new_model(&model.join("model.safetensors"), "brandubh");
     std::fs::write(
         model.join("matches/vs-mcts400.json"),
         r#"{"a":"az:model=m,sims=64","b":"mcts:sims=400","seed":41,"a_as_attackers":{"win":7,"draw":1,"loss":2},"a_as_defenders":{"win":10,"draw":0,"loss":0},"forfeits":0,"voids":0,"disagreements":0}"#,

@@ -27,7 +27,7 @@ fn random_game(v: &Arc<Variant>, seed: u64) -> (Vec<Move>, Outcome) {
 /// A tiny brandubh network in `dir`.
 fn tiny_model(dir: &Path) -> PathBuf {
     let m = dir.join("tiny.safetensors");
-    ok(&run(&["new-model", "--variant", "brandubh", "--out", m.to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+    common::cli::new_model(&m, "brandubh");
     m
 }
 

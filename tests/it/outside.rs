@@ -21,8 +21,7 @@ fn dir(tag: &str) -> PathBuf {
 
 fn tiny_model(d: &Path, variant: &str) -> PathBuf {
     let m = d.join(format!("{variant}.safetensors"));
-    let o = bin().args(["new-model", "--variant", variant, "--out", m.to_str().unwrap(), "--blocks", "1", "--channels", "8"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::cli::new_model(&m, variant);
     m
 }
 

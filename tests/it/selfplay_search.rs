@@ -4,9 +4,10 @@
 
 use crate::common;
 
+use common::guard_game::{brandubh_after, unlimited, BEFORE_D2_B2};
 use common::variant;
 use tafl_lab::rules::{Move, Position, Side};
-use tafl_lab::search::solver::{wins_within_limit, Limit, OneSided};
+use tafl_lab::search::solver::{wins_within_limit, OneSided};
 use tafl_lab::search::{EvalRequest, Evaluation, Evaluator, Ticket};
 
 /// A batch of positions with their histories.
@@ -134,25 +135,6 @@ fn abandoned_selfplay_leaves_no_batch_in_flight() {
     assert_eq!(steps, 5);
     assert!(ev.queue.is_empty(), "every started batch was collected");
     assert_eq!(p.games, 0);
-}
-
-/// Brandubh after `moves` (from the start).
-fn brandubh_after(moves: &str) -> Position {
-    let v = variant("brandubh");
-    let mut p = Position::start(v.clone());
-    for m in moves.split_whitespace() {
-        p.play(Move::parse(m, v.geometry).unwrap()).unwrap();
-    }
-    p
-}
-
-/// The position before the attacker move d2-b2 of an attacking game lost to OpenTafl's AI
-/// (see crates/tafl-search/tests/search.rs, `BEFORE_D2_B2`): 28 of the 35 attacker moves there
-/// lose within 7 plies.
-const BEFORE_D2_B2: &str = "d1-b1 d5-g5 d6-g6 c4-c1 g6-c6 d4-d5 b4-b3 c1-d1 f4-f2 d3-f3 b3-b2 d1-f1 b2-d2 f1-d1";
-
-fn unlimited() -> Limit {
-    Limit::moves(u64::MAX)
 }
 
 #[test]

@@ -469,7 +469,7 @@ fn the_atlas_page_shows_a_row_per_preset_and_its_plot() {
     let d = scratch("view-atlas");
     let model = d.join("models/brandubh");
     std::fs::create_dir_all(&model).unwrap();
-    ok(&run(&["new-model", "--variant", "brandubh", "--out", model.join("model.safetensors").to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+    common::cli::new_model(&model.join("model.safetensors"), "brandubh");
     let out = d.join("out");
     let atlas = d.join("models");
     ok(&run(&["balance", "--atlas", atlas.to_str().unwrap(), "--sims", "2", "--factors", "2", "--games", "4", "--out", out.to_str().unwrap(), "--quiet"]));

@@ -480,13 +480,10 @@ pub fn games(text: &str, expect: Expect<'_>, finished_only: bool) -> (RecordForm
         .map(|r| {
             let rec = r.map_err(Skip::Unreadable)?;
             let line = rec.line;
-            let named = match &rec.rules {
-                None => None,
-                Some(rules) => match (Variant::from_spec(rules), expect) {
-                    (_, Expect::Given(_)) => None,
-                    (Ok(v), _) => Some(v),
-                    (Err(e), _) => return Err(Skip::Rules { line, reason: e.to_string() }),
-                },
+            // The record's own rules, read unless the variant is given.
+            let named = match (&rec.rules, expect) {
+                (None, _) | (_, Expect::Given(_)) => None,
+                (Some(rules), _) => Some(Variant::from_spec(rules).map_err(|e| Skip::Rules { line, reason: e.to_string() })?),
             };
             let variant = match expect {
                 Expect::Given(v) => v.clone(),

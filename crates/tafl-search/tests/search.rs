@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::guard_game::{brandubh_after, unlimited, BEFORE_D2_B2};
 use common::{board, mv, variant};
 use tafl_search::rules::{Move, Position, Side};
 use tafl_search::search::lockstep::run_all;
@@ -848,26 +849,6 @@ fn exhaustive_solver_misses_no_forced_result_that_plain_minimax_finds() {
 }
 
 // ----- the one-sided solver of the guard (`guard=`) --------------------------------------
-
-/// Brandubh after `moves` (from the start).
-fn brandubh_after(moves: &str) -> Position {
-    let v = variant("brandubh");
-    let mut p = Position::start(v.clone());
-    for m in moves.split_whitespace() {
-        p.play(Move::parse(m, v.geometry).unwrap()).unwrap();
-    }
-    p
-}
-
-/// An attacking game of the brandubh network (generation 747, `time=1,probe=2`) lost to
-/// OpenTafl's AI (docs/results/attack/ot-bdh-p2.txt, game 9), to the attacker move d2-b2 at
-/// ply 15: after it the defenders win by force in 7 plies; 7 of the 35 moves there do not
-/// lose within 7.
-const BEFORE_D2_B2: &str = "d1-b1 d5-g5 d6-g6 c4-c1 g6-c6 d4-d5 b4-b3 c1-d1 f4-f2 d3-f3 b3-b2 d1-f1 b2-d2 f1-d1";
-
-fn unlimited() -> Limit {
-    Limit::moves(u64::MAX)
-}
 
 #[test]
 fn one_sided_solver_proves_the_seven_ply_loss_of_an_opentafl_game() {

@@ -1,7 +1,7 @@
 //! Running the binary from integration tests: output, one-line errors, scratch directories.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The tafl-lab binary built for these tests.
@@ -45,4 +45,10 @@ pub fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tafl-lab-test-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
+}
+
+/// A tiny untrained network of `variant` (1 block x 8 channels) written to `path`, for tests
+/// that need a model file but not a good one.
+pub fn new_model(path: &Path, variant: &str) {
+    ok(&run(&["new-model", "--variant", variant, "--out", path.to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
 }

@@ -16,3 +16,7 @@ pub use needs::{require, Need};
 mod rules_helpers;
 
 pub use rules_helpers::*;
+
+/// The guard's game position, shared with crates/tafl-search/tests.
+#[path = "../../../crates/tafl-search/tests/common/guard_game.rs"]
+pub mod guard_game;

@@ -6,3 +6,5 @@
 mod rules_helpers;
 
 pub use rules_helpers::*;
+
+pub mod guard_game;

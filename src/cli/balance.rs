@@ -8,9 +8,10 @@ use anyhow::{anyhow, bail, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tafl_lab::arena::{AgentSpec, Shard, ShardError};
-use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow, BalanceShard};
-use tafl_lab::lab::ladder::{self, LadderShard};
+use tafl_lab::arena::shard::{self, Job, ShardFile, SHARD_FILE};
+use tafl_lab::arena::{AgentSpec, Shard};
+use tafl_lab::lab::balance::{self, BalanceJob, BalanceRow, BalanceSettings};
+use tafl_lab::lab::ladder::{self, LadderSettings};
 use tafl_lab::rules::Variant;
 
 /// Measure variant balance: an agent plays itself on each variant; attacker, defender
@@ -83,8 +84,8 @@ pub struct BalanceArgs {
     pub json: bool,
     /// Play only shard I of N (counted from 0, as job-array task ids) of the games of every
     /// row (with --ladder: of every self-play and match): the pairs of games p with
-    /// p mod N = I. Writes only balance-shard.json (ladder-shard.json) into --out, a folder
-    /// per shard; `--merge` puts the shards together.
+    /// p mod N = I. Writes only shard.json into --out, a folder per shard; `--merge` puts
+    /// the shards together.
     #[arg(long, value_name = "I/N", conflicts_with = "compare")]
     pub shard: Option<Shard>,
     /// Merge the --out folders of every shard of one run (balance or --ladder) into --out:
@@ -163,8 +164,8 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     let (rows, results) = balance::measure_with_games(&jobs, a.games, a.seed, a.opening_plies, a.shard, &|_| bar.inc(1))?;
     bar.finish_and_clear();
     if let Some(shard) = a.shard {
-        let file = BalanceShard::new(shard, a.games, a.seed, a.opening_plies, &jobs, &rows, &results);
-        let path = write_shard(&a.out, balance::SHARD_FILE, &file)?;
+        let settings = BalanceSettings::new(a.games, a.seed, a.opening_plies, &jobs, &rows);
+        let path = write_shard(&a.out, SHARD_FILE, &ShardFile::new(shard, settings, &results))?;
         for r in &rows {
             writeln!(out, "shard {shard}: {}", r.summary_line())?;
         }
@@ -315,42 +316,41 @@ fn write_shard(dir: &Path, name: &str, value: &impl serde::Serialize) -> Result<
     Ok(path)
 }
 
-/// Reads the shard file of each folder in `dirs` (a folder's balance-shard.json or
-/// ladder-shard.json, or the file itself) and writes the whole run's files into --out.
+/// Reads the shard file of each folder in `dirs` (a folder's shard.json, or the file itself)
+/// and writes the whole run's files into --out.
 fn merge(a: &BalanceArgs, dirs: &[PathBuf], command: &str, out: &mut impl Write) -> Result<()> {
     let mut balances = Vec::new();
     let mut ladders = Vec::new();
     for d in dirs {
-        let path = if d.is_dir() {
-            [balance::SHARD_FILE, ladder::SHARD_FILE].iter().map(|f| d.join(f)).find(|p| p.is_file()).ok_or_else(|| {
-                anyhow!("--merge {}: holds no {} or {} (not the --out of a balance --shard run)", d.display(), balance::SHARD_FILE, ladder::SHARD_FILE)
-            })?
-        } else {
-            d.clone()
-        };
+        let path = if d.is_dir() { d.join(SHARD_FILE) } else { d.clone() };
+        if !path.is_file() {
+            bail!("--merge {}: holds no {SHARD_FILE} (not the --out of a balance --shard run)", d.display());
+        }
         let source = path.display().to_string();
         let text = std::fs::read_to_string(&path).map_err(|e| anyhow!("--merge {source}: {e}"))?;
-        let not_shard = |e: serde_json::Error| ShardError::NotShard { file: source.clone(), why: e.to_string() };
-        if path.file_name().is_some_and(|n| n == ladder::SHARD_FILE) {
-            ladders.push((source.clone(), serde_json::from_str::<LadderShard>(&text).map_err(not_shard)?));
+        let value = shard::parse(&source, &text)?;
+        if shard::kind_of(&value) == Some(LadderSettings::KIND) {
+            ladders.push((source.clone(), ShardFile::<LadderSettings>::from_json(&source, value)?));
         } else {
-            balances.push((source.clone(), serde_json::from_str::<BalanceShard>(&text).map_err(not_shard)?));
+            balances.push((source.clone(), ShardFile::<BalanceSettings>::from_json(&source, value)?));
         }
     }
     match (balances.is_empty(), ladders.is_empty()) {
         (false, false) => bail!("--merge: shards of a balance run and of a ladder do not merge ({} and {})", balances[0].0, ladders[0].0),
         (true, false) => {
-            let l = ladder::merge(&ladders)?;
+            let n = ladders.len();
+            let l = ladder::merge(ladders)?;
             let files = ladder::write_outputs(&a.out, &l, command)?;
             for r in &l.rows {
                 writeln!(out, "{}", r.summary_line())?;
             }
-            writeln!(out, "merged {} shards; wrote {} files to {}", ladders.len(), files.len(), a.out.display())?;
+            writeln!(out, "merged {n} shards; wrote {} files to {}", files.len(), a.out.display())?;
             Ok(())
         }
         _ => {
-            let (jobs, rows, results) = balance::merge(&balances)?;
-            writeln!(out, "merged {} shards", balances.len())?;
+            let n = balances.len();
+            let (jobs, rows, results) = balance::merge(balances)?;
+            writeln!(out, "merged {n} shards")?;
             write_balance(&a.out, &jobs, &rows, &results, command, out)
         }
     }
@@ -451,7 +451,7 @@ fn ladder(a: &BalanceArgs, run_dir: &Path, command: &str, out: &mut impl Write) 
     if let Some(shard) = a.shard {
         let games = ladder::play(&job, Some(shard), &|_| bar.inc(1))?;
         bar.finish_and_clear();
-        let path = write_shard(&a.out, ladder::SHARD_FILE, &LadderShard::new(shard, &job, &games))?;
+        let path = write_shard(&a.out, SHARD_FILE, &games.shard_file(shard, &job))?;
         writeln!(out, "shard {shard}: {} checkpoints, {} matches; wrote {} (merge every shard's folder with --merge)", n, games.matches.len(), path.display())?;
         return Ok(());
     }

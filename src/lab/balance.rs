@@ -3,11 +3,11 @@
 //! game lengths and win reasons, beside human figures where they exist.
 //!
 //! A long run divides: each shard ([`Shard`]) plays its share of every row's games and keeps
-//! them in [`BalanceShard`] (`balance-shard.json`); [`merge`] sums the shards' games up into
+//! them in a [`ShardFile`] of [`BalanceSettings`] (`shard.json`); [`merge`] sums the shards' games up into
 //! the rows one whole run measures.
 
-use crate::arena::shard::{self, Part, Shard, ShardError};
-use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig};
+use crate::arena::shard::{self, Job, Shard, ShardError, ShardFile};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig};
 use crate::fsio::atomic_write;
 use crate::report::plot::{self, BarSeries, Chart, PlotError, Series};
 use crate::rules::{Reason, Side, Variant};
@@ -191,7 +191,7 @@ pub fn measure(
     measure_with_games(jobs, games, seed, opening_plies, shard, on_game).map(|(rows, _)| rows)
 }
 
-/// [`measure`], keeping every job's games too (for [`sample_games`] and [`BalanceShard`]).
+/// [`measure`], keeping every job's games too (for [`sample_games`] and a [`ShardFile`]).
 /// Each row records its agent's [`AgentRecord`] (the model hashed before the games and
 /// checked after them).
 pub fn measure_with_games(
@@ -217,99 +217,71 @@ pub fn measure_with_games(
     Ok((rows, all))
 }
 
-/// A shard's share of a balance run, as `balance-shard.json` keeps it: the run's settings and,
-/// per row, what a merge needs to sum the row up again (its variant, changes, agent and the
-/// agent's [`AgentRecord`]) with the shard's games.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BalanceShard {
-    pub shard: Shard,
+/// What every shard of one balance run shares (the settings of its [`ShardFile`]): the games
+/// per row, the seed, the opening plies and, per row, what a merge needs to sum the row up
+/// again (its variant, changes, agent and the agent's [`AgentRecord`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BalanceSettings {
     /// Games per row in the whole run.
     pub games: usize,
     pub seed: u64,
     pub opening_plies: u32,
-    pub rows: Vec<ShardRow>,
+    pub rows: Vec<RowSettings>,
 }
 
-/// One row of a [`BalanceShard`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ShardRow {
+/// One row of [`BalanceSettings`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowSettings {
     /// The variant as played (rule changes applied), as TOML.
     pub variant_toml: String,
     pub changes: Vec<String>,
     /// The agent's spec ([`AgentSpec`]'s canonical text).
     pub agent: String,
     pub provenance: Option<AgentRecord>,
-    /// The shard's games of the row, in order.
-    pub results: Vec<GameRecord>,
 }
 
-/// The file a balance shard writes into its output folder.
-pub const SHARD_FILE: &str = "balance-shard.json";
+impl Job for BalanceSettings {
+    const KIND: &'static str = "balance";
 
-impl BalanceShard {
-    /// The shard's record of `jobs`' games (`results`, as [`measure_with_games`] returns them,
-    /// with its `rows` for their provenance).
-    pub fn new(
-        shard: Shard,
-        games: usize,
-        seed: u64,
-        opening_plies: u32,
-        jobs: &[BalanceJob],
-        rows: &[BalanceRow],
-        results: &[Vec<GameResult>],
-    ) -> BalanceShard {
+    fn lists(&self) -> Vec<(String, usize)> {
+        (0..self.rows.len()).map(|r| (format!("row {}", r + 1), self.games)).collect()
+    }
+}
+
+impl BalanceSettings {
+    /// The settings of a run of `jobs` (with its `rows`, for their provenance).
+    pub fn new(games: usize, seed: u64, opening_plies: u32, jobs: &[BalanceJob], rows: &[BalanceRow]) -> BalanceSettings {
         let rows = jobs
             .iter()
             .zip(rows)
-            .zip(results)
-            .map(|((job, row), games)| ShardRow {
+            .map(|(job, row)| RowSettings {
                 variant_toml: job.variant.to_toml(),
                 changes: job.changes.clone(),
                 agent: job.agent.to_string(),
                 provenance: row.provenance.clone(),
-                results: games.iter().map(GameRecord::of).collect(),
             })
             .collect();
-        BalanceShard { shard, games, seed, opening_plies, rows }
-    }
-
-    /// Everything but the shard and its games: what every shard of one run shares.
-    fn settings(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("serializes");
-        v.as_object_mut().expect("an object").remove("shard");
-        for row in v["rows"].as_array_mut().expect("rows") {
-            row.as_object_mut().expect("an object").remove("results");
-        }
-        v
+        BalanceSettings { games, seed, opening_plies, rows }
     }
 }
 
-/// A whole balance run put back together from its shards' files (`source`, contents): the
-/// jobs, the rows and every row's games, as [`measure_with_games`] returns them for one
-/// whole run.
+/// A whole balance run put back together from its shards' files (`source`, file): the jobs,
+/// the rows and every row's games, as [`measure_with_games`] returns them for one whole run.
 ///
 /// # Errors
-/// Shards of different settings, a shard given twice or missing, a variant, agent or game
-/// that does not read back, a row without exactly its shard's games (one line naming the
-/// file).
+/// Shards that do not merge ([`shard::merge`]), or a variant, agent or game that does not read
+/// back (one line naming the file).
 #[allow(clippy::type_complexity)]
-pub fn merge(parts: &[(String, BalanceShard)]) -> Result<(Vec<BalanceJob>, Vec<BalanceRow>, Vec<Vec<GameResult>>), ShardError> {
-    let settings: Vec<serde_json::Value> = parts.iter().map(|(_, p)| p.settings()).collect();
-    let order = shard::check_parts(&parts.iter().zip(&settings).map(|((source, p), v)| Part { source, shard: p.shard, settings: v }).collect::<Vec<_>>())?;
-    let (first_source, first) = &parts[order[0]];
-    let bad = |file: &str, message: String| ShardError::Read { file: file.to_string(), message };
+pub fn merge(parts: Vec<(String, ShardFile<BalanceSettings>)>) -> Result<(Vec<BalanceJob>, Vec<BalanceRow>, Vec<Vec<GameResult>>), ShardError> {
+    let source = parts.first().map(|(s, _)| s.clone()).unwrap_or_default();
+    let (settings, lists) = shard::merge(parts)?;
+    let bad = |message: String| ShardError::Read { file: source.clone(), message };
     let (mut jobs, mut rows, mut all) = (Vec::new(), Vec::new(), Vec::new());
-    for (r, row) in first.rows.iter().enumerate() {
-        let variant = Arc::new(Variant::from_toml_str(&row.variant_toml, "variant_toml").map_err(|e| bad(first_source, e.to_string()))?);
-        let agent: AgentSpec = row.agent.parse().map_err(|e: AgentError| bad(first_source, e.to_string()))?;
-        let mut games = Vec::new();
-        for &k in &order {
-            let (source, p) = &parts[k];
-            let results = p.rows[r].results.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| bad(source, e))?;
-            games.push((source.as_str(), p.shard, results));
-        }
-        let games = shard::merge_games(first.games, &format!("row {}", r + 1), games)?;
-        let mut summed = BalanceRow::from_games(&variant, &row.changes, &agent, first.seed, &games);
+    for (row, records) in settings.rows.iter().zip(lists) {
+        let variant = Arc::new(Variant::from_toml_str(&row.variant_toml, "variant_toml").map_err(|e| bad(e.to_string()))?);
+        let agent: AgentSpec = row.agent.parse().map_err(|e: AgentError| bad(e.to_string()))?;
+        let games = records.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+        let mut summed = BalanceRow::from_games(&variant, &row.changes, &agent, settings.seed, &games);
         summed.provenance = row.provenance.clone();
         jobs.push(BalanceJob { variant, changes: row.changes.clone(), agent });
         rows.push(summed);

@@ -9,12 +9,12 @@
 //! neighbours, and the fit chains the gaps with honest intervals.
 //!
 //! A long ladder divides like a balance run: each shard plays its share of every self-play
-//! and every match ([`play`]) and keeps the games in [`LadderShard`] (`ladder-shard.json`);
+//! and every match ([`play`]) and keeps the games in a [`ShardFile`] of [`LadderSettings`] (`shard.json`);
 //! [`merge`] sums them up into the ladder one whole run measures.
 
 use super::balance::{ci, pct, BalanceJob, BalanceRow, HumanRef};
-use crate::arena::shard::{self, Part, Shard, ShardError};
-use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Wdl};
+use crate::arena::shard::{self, Job, Shard, ShardError, ShardFile};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
 use crate::report::plot::{self, Chart, PlotError, Series};
 use crate::rules::Variant;
@@ -181,11 +181,9 @@ pub fn sum_up(variant: Arc<Variant>, run_dir: &str, agent: &str, seed: u64, elo:
     Ok(Ladder { variant: variant.name.clone(), run_dir: run_dir.to_string(), agent: agent.to_string(), rows, matches, human })
 }
 
-/// A shard's share of a ladder, as `ladder-shard.json` keeps it: the ladder's settings and
-/// the shard's games of every self-play and match.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LadderShard {
-    pub shard: Shard,
+/// What every shard of one ladder shares (the settings of its [`ShardFile`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LadderSettings {
     /// The variant as TOML.
     pub variant_toml: String,
     pub run_dir: String,
@@ -196,37 +194,34 @@ pub struct LadderShard {
     pub match_games: usize,
     pub seed: u64,
     pub opening_plies: u32,
-    pub checkpoints: Vec<CheckpointShard>,
-    pub matches: Vec<MatchShard>,
+    pub checkpoints: Vec<CheckpointSettings>,
+    /// The matches between neighbours: generation `a` (A) against `b`.
+    pub matches: Vec<(u64, u64)>,
 }
 
-/// One checkpoint's self-play in a [`LadderShard`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CheckpointShard {
+/// One checkpoint of [`LadderSettings`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointSettings {
     pub generation: u64,
     /// Its agent's spec (canonical text, with its model).
     pub agent: String,
     pub provenance: AgentRecord,
-    pub results: Vec<GameRecord>,
 }
 
-/// One match between neighbours in a [`LadderShard`]: generation `a` (A) against `b`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct MatchShard {
-    pub a: u64,
-    pub b: u64,
-    pub results: Vec<GameRecord>,
+impl Job for LadderSettings {
+    const KIND: &'static str = "ladder";
+
+    /// Each checkpoint's self-play, then each match.
+    fn lists(&self) -> Vec<(String, usize)> {
+        let selfplay = self.checkpoints.iter().map(|c| (format!("generation {}'s self-play", c.generation), self.games));
+        selfplay.chain(self.matches.iter().map(|(a, b)| (format!("match {a} vs {b}"), self.match_games))).collect()
+    }
 }
 
-/// The file a ladder shard writes into its output folder.
-pub const SHARD_FILE: &str = "ladder-shard.json";
-
-impl LadderShard {
-    /// The shard's record of a ladder's games.
-    pub fn new(shard: Shard, job: &LadderJob<'_>, games: &LadderGames) -> LadderShard {
-        let records = |g: &[GameResult]| g.iter().map(GameRecord::of).collect();
-        LadderShard {
-            shard,
+impl LadderSettings {
+    /// The settings of `job`, whose games (or a shard's) are `games`.
+    pub fn new(job: &LadderJob<'_>, games: &LadderGames) -> LadderSettings {
+        LadderSettings {
             variant_toml: job.variant.to_toml(),
             run_dir: job.run_dir.display().to_string(),
             agent: job.agent.to_string(),
@@ -237,27 +232,18 @@ impl LadderShard {
             checkpoints: games
                 .checkpoints
                 .iter()
-                .map(|(generation, spec, record, results)| CheckpointShard {
-                    generation: *generation,
-                    agent: spec.to_string(),
-                    provenance: record.clone(),
-                    results: records(results),
-                })
+                .map(|(generation, spec, record, _)| CheckpointSettings { generation: *generation, agent: spec.to_string(), provenance: record.clone() })
                 .collect(),
-            matches: games.matches.iter().map(|(a, b, results)| MatchShard { a: *a, b: *b, results: records(results) }).collect(),
+            matches: games.matches.iter().map(|(a, b, _)| (*a, *b)).collect(),
         }
     }
+}
 
-    /// Everything but the shard and its games: what every shard of one ladder shares.
-    fn settings(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("serializes");
-        v.as_object_mut().expect("an object").remove("shard");
-        for key in ["checkpoints", "matches"] {
-            for x in v[key].as_array_mut().expect("a list") {
-                x.as_object_mut().expect("an object").remove("results");
-            }
-        }
-        v
+impl LadderGames {
+    /// The shard file of `shard` of `job`, whose shard's games these are.
+    pub fn shard_file(&self, shard: Shard, job: &LadderJob<'_>) -> ShardFile<LadderSettings> {
+        let lists: Vec<Vec<GameResult>> = self.checkpoints.iter().map(|c| c.3.clone()).chain(self.matches.iter().map(|m| m.2.clone())).collect();
+        ShardFile::new(shard, LadderSettings::new(job, self), &lists)
     }
 }
 
@@ -270,40 +256,27 @@ pub enum MergeError {
     Ladder(#[from] LadderError),
 }
 
-/// A whole ladder put back together from its shards' files (`source`, contents), as
-/// [`measure`] returns it for one whole run.
+/// A whole ladder put back together from its shards' files (`source`, file), as [`measure`]
+/// returns it for one whole run.
 ///
 /// # Errors
-/// Shards of different settings, a shard given twice or missing, a variant, agent or game
-/// that does not read back, a self-play or match without exactly its shard's games (one line
-/// naming the file), or a joint Elo fit that fails.
-pub fn merge(parts: &[(String, LadderShard)]) -> Result<Ladder, MergeError> {
-    let settings: Vec<serde_json::Value> = parts.iter().map(|(_, p)| p.settings()).collect();
-    let order = shard::check_parts(&parts.iter().zip(&settings).map(|((source, p), v)| Part { source, shard: p.shard, settings: v }).collect::<Vec<_>>())?;
-    let (first_source, first) = &parts[order[0]];
-    let bad = |file: &str, message: String| ShardError::Read { file: file.to_string(), message };
-    let variant = Arc::new(Variant::from_toml_str(&first.variant_toml, "variant_toml").map_err(|e| bad(first_source, e.to_string()))?);
-    // The games of list `n` of each shard (checkpoint n, or match n), put back together.
-    let merged = |what: String, total: usize, pick: &dyn Fn(&LadderShard) -> &[GameRecord]| -> Result<Vec<GameResult>, ShardError> {
-        let mut games = Vec::new();
-        for &k in &order {
-            let (source, p) = &parts[k];
-            let results = pick(p).iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| bad(source, e))?;
-            games.push((source.as_str(), p.shard, results));
-        }
-        shard::merge_games(total, &what, games)
-    };
+/// Shards that do not merge ([`shard::merge`]), a variant, agent or game that does not read
+/// back (one line naming the file), or a joint Elo fit that fails.
+pub fn merge(parts: Vec<(String, ShardFile<LadderSettings>)>) -> Result<Ladder, MergeError> {
+    let source = parts.first().map(|(s, _)| s.clone()).unwrap_or_default();
+    let (settings, lists) = shard::merge(parts)?;
+    let bad = |message: String| ShardError::Read { file: source.clone(), message };
+    let variant = Arc::new(Variant::from_toml_str(&settings.variant_toml, "variant_toml").map_err(|e| bad(e.to_string()))?);
+    let mut lists = lists.into_iter().map(|records| records.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(bad));
     let mut games = LadderGames { checkpoints: Vec::new(), matches: Vec::new() };
-    for (n, c) in first.checkpoints.iter().enumerate() {
-        let spec: AgentSpec = c.agent.parse().map_err(|e: AgentError| bad(first_source, e.to_string()))?;
-        let results = merged(format!("generation {}'s self-play", c.generation), first.games, &|p| &p.checkpoints[n].results)?;
-        games.checkpoints.push((c.generation, spec, c.provenance.clone(), results));
+    for c in &settings.checkpoints {
+        let spec: AgentSpec = c.agent.parse().map_err(|e: AgentError| bad(e.to_string()))?;
+        games.checkpoints.push((c.generation, spec, c.provenance.clone(), lists.next().expect("a list per checkpoint")?));
     }
-    for (n, m) in first.matches.iter().enumerate() {
-        let results = merged(format!("match {} vs {}", m.a, m.b), first.match_games, &|p| &p.matches[n].results)?;
-        games.matches.push((m.a, m.b, results));
+    for &(a, b) in &settings.matches {
+        games.matches.push((a, b, lists.next().expect("a list per match")?));
     }
-    Ok(sum_up(variant, &first.run_dir, &first.agent, first.seed, first.match_games > 0, games)?)
+    Ok(sum_up(variant, &settings.run_dir, &settings.agent, settings.seed, settings.match_games > 0, games)?)
 }
 
 /// Fills each row's Elo from [`ratings`].

@@ -1,4 +1,5 @@
-//! Experiments that play games: the balance atlas over trained models ([`atlas`]), balance runs ([`balance`]: an agent against itself, per
+//! Experiments that play games: a match between two agents ([`matches`]: played whole or in
+//! shards, stopped by an SPRT), the balance atlas over trained models ([`atlas`]), balance runs ([`balance`]: an agent against itself, per
 //! variant, budget and rule change), balance against strength ([`ladder`]: a training run's
 //! checkpoints and matches between neighbours), the search handicap that evens a variant
 //! ([`handicap`]) and round-robin tournaments ([`tournament`]:
@@ -15,4 +16,5 @@ pub mod balance;
 pub mod calibrate;
 pub mod handicap;
 pub mod ladder;
+pub mod matches;
 pub mod tournament;

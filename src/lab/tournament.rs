@@ -19,7 +19,7 @@
 //! every pairing (and resumes as any folder does), and [`merge`] puts the shards' folders
 //! together into the folder one whole run would have written.
 
-use crate::arena::shard::{self, Part, Shard, ShardError};
+use crate::arena::shard::{self, Job, Shard, ShardError, ShardFile};
 use crate::arena::{self, Agent, AgentRecord, AgentSpec, GameRecord, GameResult, MatchConfig, MatchSummary, Wdl};
 use crate::fsio::atomic_write;
 use crate::rules::Variant;
@@ -548,7 +548,7 @@ impl Tournament {
         let records: Vec<AgentRecord> = specs.iter().enumerate().map(|(k, s)| AgentRecord::of(s).map_err(|e| agent_error(k, &e))).collect::<Result<_, _>>()?;
 
         let n = specs.len();
-        let pairs: Vec<(usize, usize)> = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect();
+        let pairs = pairs(n);
         let mut done = Vec::new();
         let mut todo = Vec::new();
         let mut replayed = 0;
@@ -618,65 +618,19 @@ pub struct Merged {
 /// holding another tournament ([`TournamentError::Folder`]); a file that cannot be written or
 /// a failed rating fit.
 pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, TournamentError> {
-    let mut parts = Vec::new();
-    for dir in shards {
-        let path = dir.join("settings.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path, e))?;
-        let s: Settings = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a tournament's settings ({e})")))?;
-        let Some(shard) = s.shard else {
-            return Err(ShardError::NotShard { file: path.display().to_string(), why: "its settings name no shard".into() }.into());
-        };
-        let whole = Settings { shard: None, ..s };
-        let value = serde_json::to_value(&whole).expect("serializes");
-        parts.push((dir.display().to_string(), shard, whole, value));
-    }
-    let order = shard::check_parts(&parts.iter().map(|(source, shard, _, v)| Part { source, shard: *shard, settings: v }).collect::<Vec<_>>())?;
-    let settings = parts[0].2.clone();
-    let variant = Variant::from_toml_str(&settings.variant_toml, "settings.json").map_err(|e| file_error(&shards[0].join("settings.json"), e))?;
+    let parts = shards.iter().map(|dir| Ok((dir.display().to_string(), read_shard(dir)?))).collect::<Result<Vec<_>, TournamentError>>()?;
+    let source = shards.first().map(|d| d.join("settings.json")).unwrap_or_default();
+    let (job, lists) = shard::merge(parts)?;
+    let settings = job.settings;
+    let variant = Variant::from_toml_str(&settings.variant_toml, "settings.json").map_err(|e| file_error(&source, e))?;
     let n = settings.agents.len();
     let mut done: Vec<PairingRecord> = Vec::new();
     let mut records: Vec<Option<AgentRecord>> = vec![None; n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let mut games = Vec::new();
-            let mut provenance: Option<(PairProvenance, PathBuf)> = None;
-            for &k in &order {
-                let (source, shard) = (&parts[k].0, parts[k].1);
-                let path = pairing_path(&shards[k], i, j);
-                let text = match std::fs::read_to_string(&path) {
-                    Ok(t) => t,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Err(file_error(&path, "missing: the shard has not finished (rerun its command to resume it)"));
-                    }
-                    Err(e) => return Err(file_error(&path, e)),
-                };
-                let r: PairingRecord = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a pairing result ({e})")))?;
-                if (r.i, r.j, &r.a, &r.b) != (i, j, &settings.agents[i], &settings.agents[j]) {
-                    return Err(file_error(&path, format!("is not pairing {} vs {}", settings.agents[i], settings.agents[j])));
-                }
-                let p = r.provenance.ok_or_else(|| file_error(&path, "records no model hashes"))?;
-                match &provenance {
-                    None => provenance = Some((p, path.clone())),
-                    Some((first, first_path)) if *first != p => {
-                        return Err(ShardError::Mismatch {
-                            file: path.display().to_string(),
-                            first: first_path.display().to_string(),
-                            what: "agents' model files (provenance)".into(),
-                        }
-                        .into());
-                    }
-                    Some(_) => {}
-                }
-                let results = r.results.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| file_error(&path, e))?;
-                games.push((source.as_str(), shard, results));
-            }
-            let what = format!("pairing {}-{}", i + 1, j + 1);
-            let games = shard::merge_games(settings.games, &what, games)?;
-            let (provenance, _) = provenance.expect("at least one shard");
-            records[i].get_or_insert_with(|| provenance.a.clone());
-            records[j].get_or_insert_with(|| provenance.b.clone());
-            done.push(record(i, j, &settings.agents[i], &settings.agents[j], provenance, &games));
-        }
+    for (((i, j), provenance), list) in pairs(n).into_iter().zip(job.provenance).zip(lists) {
+        let games = list.iter().map(|g| g.to_result(variant.geometry)).collect::<Result<Vec<_>, _>>().map_err(|e| file_error(&source, e))?;
+        records[i].get_or_insert_with(|| provenance.a.clone());
+        records[j].get_or_insert_with(|| provenance.b.clone());
+        done.push(record(i, j, &settings.agents[i], &settings.agents[j], provenance, &games));
     }
     let records: Vec<AgentRecord> = records.into_iter().map(|r| r.expect("every agent plays a pairing")).collect();
     std::fs::create_dir_all(out.join("pairings")).map_err(|e| TournamentError::Folder(e.to_string()))?;
@@ -686,6 +640,58 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<Merged, TournamentError> 
     }
     let standings = write_outputs(out, &settings, &records, &done, done.len())?;
     Ok(Merged { pairings: done.len(), shards: shards.len(), settings, standings })
+}
+
+/// The pairings of `n` agents, `(i, j)` with `i < j`, in the order they are played.
+fn pairs(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect()
+}
+
+/// What every shard folder of one tournament shares (the settings of its [`ShardFile`]): the
+/// settings of the whole run, and per pairing the model files both agents played with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentJob {
+    #[serde(flatten)]
+    pub settings: Settings,
+    pub provenance: Vec<PairProvenance>,
+}
+
+impl Job for TournamentJob {
+    const KIND: &'static str = "tournament";
+
+    fn lists(&self) -> Vec<(String, usize)> {
+        pairs(self.settings.agents.len()).into_iter().map(|(i, j)| (format!("pairing {}-{}", i + 1, j + 1), self.settings.games)).collect()
+    }
+}
+
+/// A shard's folder read as its [`ShardFile`]: its settings (the shard taken out) and every
+/// pairing's provenance and games.
+fn read_shard(dir: &Path) -> Result<ShardFile<TournamentJob>, TournamentError> {
+    let path = dir.join("settings.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| file_error(&path, e))?;
+    let s: Settings = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a tournament's settings ({e})")))?;
+    let Some(shard) = s.shard else {
+        return Err(ShardError::NotShard { file: path.display().to_string(), why: "its settings name no shard".into() }.into());
+    };
+    let settings = Settings { shard: None, ..s };
+    let (mut provenance, mut games) = (Vec::new(), Vec::new());
+    for (i, j) in pairs(settings.agents.len()) {
+        let path = pairing_path(dir, i, j);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(file_error(&path, "missing: the shard has not finished (rerun its command to resume it)"));
+            }
+            Err(e) => return Err(file_error(&path, e)),
+        };
+        let r: PairingRecord = serde_json::from_str(&text).map_err(|e| file_error(&path, format!("not a pairing result ({e})")))?;
+        if (r.i, r.j, &r.a, &r.b) != (i, j, &settings.agents[i], &settings.agents[j]) {
+            return Err(file_error(&path, format!("is not pairing {} vs {}", settings.agents[i], settings.agents[j])));
+        }
+        provenance.push(r.provenance.ok_or_else(|| file_error(&path, "records no model hashes"))?);
+        games.push(r.results);
+    }
+    Ok(ShardFile { kind: TournamentJob::KIND.to_string(), shard, settings: TournamentJob { settings, provenance }, games })
 }
 
 #[cfg(test)]

@@ -64,8 +64,10 @@ fn a_match_in_shards_merges_into_the_whole_match() {
     for (i, games) in [(0, [0, 1, 6, 7].as_slice()), (1, &[2, 3, 8, 9]), (2, &[4, 5])] {
         let text = play_match(&["--shard", &format!("{i}/3")]);
         let v: Value = serde_json::from_str(text.trim()).unwrap();
-        assert_eq!((v["shard"]["index"].as_u64(), v["shard"]["count"].as_u64(), v["shard"]["games"].as_u64()), (Some(i), Some(3), Some(10)));
-        let indices: Vec<u64> = v["shard"]["results"].as_array().unwrap().iter().map(|g| g["index"].as_u64().unwrap()).collect();
+        let file = &v["shard"];
+        assert_eq!(file["kind"], "match", "every kind of job writes one shard file, named by its kind");
+        assert_eq!((file["shard"]["index"].as_u64(), file["shard"]["count"].as_u64(), file["settings"]["games"].as_u64()), (Some(i), Some(3), Some(10)));
+        let indices: Vec<u64> = file["games"][0].as_array().unwrap().iter().map(|g| g["index"].as_u64().unwrap()).collect();
         assert_eq!(indices, games, "shard {i}/3 plays whole pairs");
         assert_eq!(v["games"].as_u64(), Some(games.len() as u64), "a shard's figures are its own games'");
         let f = d.join(format!("shard-{i}.json"));
@@ -95,7 +97,7 @@ fn a_match_in_shards_merges_into_the_whole_match() {
     fails_with(&run(&["match", "--merge", s(&whole_file)]), "not a shard's output (no shard field)");
     // A shard's file with a game missing.
     let mut cut: Value = read_json(&files[1]);
-    cut["shard"]["results"].as_array_mut().unwrap().pop();
+    cut["shard"]["games"][0].as_array_mut().unwrap().pop();
     let cut_file = d.join("cut.json");
     std::fs::write(&cut_file, cut.to_string()).unwrap();
     fails_with(&run(&["match", "--merge", f0, s(&cut_file), f2]), "does not hold exactly shard 1/3's games (3 of its 4 games)");
@@ -145,7 +147,7 @@ fn a_balance_run_in_shards_merges_into_the_whole_run() {
         assert!(text.contains(&format!("shard {i}/2: brandubh @ 4 sims:")), "{text}");
         // A shard writes its games only, not a report that looks whole.
         let names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        assert_eq!(names, ["balance-shard.json"]);
+        assert_eq!(names, ["shard.json"]);
     }
     let merged = d.join("merged");
     let text = ok(&run(&["balance", "--merge", s(&shards[1]), s(&shards[0]), "--out", s(&merged)]));
@@ -161,7 +163,7 @@ fn a_balance_run_in_shards_merges_into_the_whole_run() {
 
     // Shards that are not one whole run.
     let (s0, s1) = (s(&shards[0]), s(&shards[1]));
-    let file = |dir: &str| format!("{dir}/balance-shard.json");
+    let file = |dir: &str| format!("{dir}/shard.json");
     fails_with(&run(&["balance", "--merge", s0, "--out", s(&merged)]), "shard 1/2 is missing (merging 1 of 2 shards)");
     fails_with(&run(&["balance", "--merge", s0, s0, s1, "--out", s(&merged)]), &format!("{}: shard 0/2 again (also in {})", file(s0), file(s0)));
     let other = d.join("other");
@@ -173,7 +175,16 @@ fn a_balance_run_in_shards_merges_into_the_whole_run() {
     let strong = d.join("strong");
     ok(&balance(&strong, &["--shard", "1/2", "--set", "king_strength=strong"]));
     fails_with(&run(&["balance", "--merge", s0, s(&strong), "--out", s(&merged)]), "not the same job");
-    fails_with(&run(&["balance", "--merge", s0, s(&whole), "--out", s(&merged)]), "holds no balance-shard.json or ladder-shard.json");
+    fails_with(&run(&["balance", "--merge", s0, s(&whole), "--out", s(&merged)]), "holds no shard.json");
+    // A match's shard is a shard of another kind of job.
+    let match_json = d.join("match.json");
+    std::fs::write(&match_json, play_match(&["--shard", "0/2"])).unwrap();
+    let match_shard = d.join("match-shard.json");
+    std::fs::write(&match_shard, read_json(&match_json)["shard"].to_string()).unwrap();
+    fails_with(
+        &run(&["balance", "--merge", s0, s(&match_shard), "--out", s(&merged)]),
+        &format!("{}: not a shard's output (a shard of a match, not of a balance)", match_shard.display()),
+    );
     fails_with(&run(&["balance", "--merge", s0, s(&whole.join("balance.json")), "--out", s(&merged)]), "not a shard's output");
     fails_with(&balance(&d.join("bad"), &["--shard", "2/2"]), "--shard");
     fails_with(&balance(&d.join("bad"), &["--shard", "0/4"]), "fewer than 4 shards");

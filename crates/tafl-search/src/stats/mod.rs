@@ -186,6 +186,19 @@ impl Sprt {
     }
 }
 
+/// Parses `ELO0,ELO1` (`0,30`), with `ELO0 < ELO1`, as `--sprt` takes it.
+impl std::str::FromStr for Sprt {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Sprt, String> {
+        text.split_once(',')
+            .and_then(|(x, y)| Some((x.trim().parse::<f64>().ok()?, y.trim().parse::<f64>().ok()?)))
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && x < y)
+            .map(|(x, y)| Sprt::new(x, y))
+            .ok_or_else(|| format!("{text:?}: expected ELO0,ELO1 with ELO0 < ELO1, e.g. 0,30"))
+    }
+}
+
 /// Standard normal CDF (via erfc, Numerical Recipes' Chebyshev fit, |error| < 1.2e-7).
 pub fn normal_cdf(x: f64) -> f64 {
     0.5 * erfc(-x / std::f64::consts::SQRT_2)
@@ -307,6 +320,15 @@ mod tests {
         assert_eq!(EloEstimate::bound_text(-113.6), "-114");
         // An infinite bound is written as null in JSON.
         assert_eq!(serde_json::to_value(elo_interval(2, 0, 0)).unwrap()["high"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn an_sprt_reads_its_two_elo_bounds_in_order() {
+        assert_eq!("0,30".parse::<Sprt>(), Ok(Sprt::new(0.0, 30.0)));
+        assert_eq!(" -10 , 5.5 ".parse::<Sprt>(), Ok(Sprt::new(-10.0, 5.5)));
+        for bad in ["30,0", "5,5", "0", "a,b", "0,30,60", "nan,1"] {
+            assert!(bad.parse::<Sprt>().unwrap_err().contains("ELO0 < ELO1"), "{bad}");
+        }
     }
 
     #[test]

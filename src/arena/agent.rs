@@ -2,8 +2,8 @@
 //! network), `az:model=PATH,sims=N` (PUCT guided by a network), `gumbel:model=PATH,sims=N,k=16`
 //! (Gumbel root with sequential halving; strong at small budgets).
 //!
-//! Options, comma-separated after the colon: `sims`, `model`, `k` (gumbel), `cpuct`, `batch`
-//! (leaves per network call), `device` (auto, cpu, cuda), `precision` (auto, fp32, bf16: the
+//! Options, comma-separated after the colon: `sims`, `model`, `k` (gumbel), `cpuct`,
+//! `leaves_per_tree` (leaves gathered per tree before one network call; `batch` still reads), `device` (auto, cpu, cuda), `precision` (auto, fp32, bf16: the
 //! number format of the network's inference, see [`Precision`]). A value with a comma in it (a model
 //! path) is written in double quotes, with `\"` and `\\` inside: `az:model="runs/a,b/latest"`.
 //! Code that makes specs builds them as values ([`AgentSpec::new`]), never by formatting text.
@@ -230,7 +230,7 @@ impl FromStr for AgentSpec {
                 "sims" => spec.search.sims = value.parse().ok().filter(|&n| n > 0).ok_or_else(|| number("a positive integer"))?,
                 "k" if kind == AgentKind::Gumbel => spec.search.root = RootPolicy::gumbel(count()?),
                 "k" => return Err(err("k applies to gumbel only".into())),
-                "batch" => spec.search.batch = count()?,
+                "leaves_per_tree" | "batch" => spec.search.leaves_per_tree = count()?,
                 "cpuct" => spec.search.cpuct = value.parse().ok().filter(|&c: &f32| c > 0.0 && c.is_finite()).ok_or_else(|| number("a positive number"))?,
                 "model" => spec.model = Some(PathBuf::from(unquote(value).map_err(|m| err(format!("model: {m}")))?)),
                 "probe" => {
@@ -249,7 +249,9 @@ impl FromStr for AgentSpec {
                 }
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
-                _ => return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, batch, probe, guard, device, precision)"))),
+                _ => {
+                    return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, leaves_per_tree, probe, guard, device, precision)")))
+                }
             }
         }
         match kind {
@@ -335,8 +337,8 @@ impl AgentSpec {
             if self.search.cpuct != d.cpuct {
                 opts.push(format!("cpuct={}", self.search.cpuct));
             }
-            if self.search.batch != d.batch {
-                opts.push(format!("batch={}", self.search.batch));
+            if self.search.leaves_per_tree != d.leaves_per_tree {
+                opts.push(format!("leaves_per_tree={}", self.search.leaves_per_tree));
             }
             if (self.search.escape_probe, self.search.fork_probe) != (d.escape_probe, d.fork_probe) {
                 opts.push(format!("probe={}", u8::from(self.search.escape_probe) + u8::from(self.search.fork_probe)));

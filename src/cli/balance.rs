@@ -23,7 +23,7 @@ pub struct BalanceArgs {
     #[arg(long, default_value = "brandubh", required_unless_present_any = ["compare", "ladder", "merge", "atlas"])]
     pub variants: String,
     /// The agent for both sides.
-    #[arg(long, default_value = "mcts:sims=200")]
+    #[arg(long, default_value = balance::DEFAULT_AGENT)]
     pub agent: String,
     /// Games per variant and budget.
     #[arg(long, default_value_t = 200)]

@@ -56,9 +56,9 @@ pub struct SearchBenchArgs {
     /// Seconds per measurement (raw fp32; search, with as many seconds of raw interleaved).
     #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     pub seconds: f64,
-    /// Positions per network call.
-    #[arg(long, default_value_t = 256)]
-    pub batch: usize,
+    /// Positions per network call (self-play's `positions_per_call`; the raw rate's batch).
+    #[arg(long, alias = "batch", default_value_t = 256)]
+    pub positions_per_call: usize,
     /// Simulations per move in the self-play measurement.
     #[arg(long, default_value_t = 32)]
     pub sims: u32,
@@ -275,8 +275,12 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     // tenants, clock changes) falls on both figures alike: measured one after the other, the
     // ratio moved by +-8 points between runs of one build on the 2-core build machine.
     let slice = Duration::from_secs_f64((seconds / 10.0).clamp(0.01, 0.5));
-    let cfg =
-        SelfPlayConfig { games_in_flight: (batch / 4).max(1), batch, search: SearchConfig { sims, ..SearchConfig::gumbel() }, ..SelfPlayConfig::default() };
+    let cfg = SelfPlayConfig {
+        games_in_flight: (batch / 4).max(1),
+        positions_per_call: batch,
+        search: SearchConfig { sims, ..SearchConfig::gumbel() },
+        ..SelfPlayConfig::default()
+    };
     let pairs: Vec<(TaflNet, TaflNet)> = lane_nets(size, net_cfg, device, lanes, 1).into_iter().zip(lane_nets(size, net_cfg, device, lanes, 1)).collect();
     let runs = on_lanes(pairs, |lane, (net, raw_net)| {
         let mut raw = RawForward::new(raw_net, &input, batch, kind);
@@ -355,7 +359,7 @@ fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Re
 
 fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
     check_seconds(args.seconds)?;
-    let (json, seconds, batch, sims, variants) = (args.json, args.seconds, args.batch.max(1), args.sims.max(1), &args.variants);
+    let (json, seconds, batch, sims, variants) = (args.json, args.seconds, args.positions_per_call.max(1), args.sims.max(1), &args.variants);
     let device = tafl_lab::nn::parse_device(&args.device.device)?;
     let precision = args.device.precision;
     let cores = super::cores();

@@ -60,16 +60,16 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Most positions to evaluate: a seeded sample of all the games' positions.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = Options::default().max_positions)]
     pub max_positions: usize,
     /// Seed of the position samples and the searches.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = Options::default().seed)]
     pub seed: u64,
     /// Simulations of the search check (default: no search check).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub search_sims: Option<u32>,
     /// Positions of each side to move that the search check searches.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = Options::default().search_positions)]
     pub search_positions: usize,
     /// Print one JSON object instead of the tables.
     #[arg(long)]

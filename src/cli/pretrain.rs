@@ -36,20 +36,21 @@ pub struct PretrainArgs {
     #[command(flatten)]
     pub net: super::NetArgs,
     /// Passes over the training games.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = PretrainConfig::default().epochs)]
     pub epochs: usize,
-    #[arg(long, default_value_t = 256)]
+    /// Positions per training step.
+    #[arg(long, default_value_t = PretrainConfig::default().batch_size)]
     pub batch_size: usize,
     /// Learning rate (SGD with momentum 0.9; a tenth of it for the last fifth of the steps).
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = PretrainConfig::default().learning_rate)]
     pub lr: f64,
     /// Share of the games held out to measure move prediction and value loss.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = PretrainConfig::default().holdout)]
     pub holdout: f64,
     /// Stop training after this many minutes (0 = no limit); the model is saved either way.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = PretrainConfig::default().minutes)]
     pub minutes: f64,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = PretrainConfig::default().seed)]
     pub seed: u64,
     /// No progress bars.
     #[arg(long)]

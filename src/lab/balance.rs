@@ -178,6 +178,10 @@ pub struct BalanceJob {
     pub agent: AgentSpec,
 }
 
+/// The agent a balance run uses when none is given: plain MCTS with random rollouts, no
+/// network, so that a rule change can be measured before any model is trained for it.
+pub const DEFAULT_AGENT: &str = "mcts:sims=200";
+
 /// Plays `games` self-play games for each job (agent against itself, in parallel; with a
 /// shard, only its games) and sums them up. `on_game` is called as each game finishes.
 pub fn measure(

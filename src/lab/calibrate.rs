@@ -71,12 +71,12 @@ pub struct Options {
     /// Positions of each side to move the search check searches.
     pub search_positions: usize,
     /// Positions per evaluator call.
-    pub batch: usize,
+    pub positions_per_call: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_positions: 20_000, seed: 1, search_sims: None, search_positions: 200, batch: 256 }
+        Options { max_positions: 20_000, seed: 1, search_sims: None, search_positions: 200, positions_per_call: 256 }
     }
 }
 
@@ -272,7 +272,7 @@ pub fn measure(
     }
     let endings = game_ends(variant, &scored);
     let sample = sample_positions(variant, &scored, opts, &mut counts);
-    let evals = evaluate(&sample, evaluator, opts.batch, progress);
+    let evals = evaluate(&sample, evaluator, opts.positions_per_call, progress);
     let first = variant.rules.first;
     let (mut network, mut stored) = (Calibration::new(), Calibration::new());
     let mut has_stored = false;
@@ -365,9 +365,9 @@ fn search_check(
     // In slices, so that the progress bar moves.
     let total = searches.len() as u64;
     let mut done = 0u64;
-    for part in searches.chunks_mut((opts.batch / cfg.batch.max(1)).max(1)) {
+    for part in searches.chunks_mut((opts.positions_per_call / cfg.leaves_per_tree.max(1)).max(1)) {
         let mut refs: Vec<&mut Search> = part.iter_mut().collect();
-        lockstep::run_all(&mut refs, evaluator, opts.batch.max(1));
+        lockstep::run_all(&mut refs, evaluator, opts.positions_per_call.max(1));
         done += part.len() as u64;
         progress("searches", done, total);
     }

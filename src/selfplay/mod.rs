@@ -40,8 +40,9 @@ use std::sync::Arc;
 pub struct SelfPlayConfig {
     /// Games played at the same time (per evaluator).
     pub games_in_flight: usize,
-    /// Most leaves per evaluator call.
-    pub batch: usize,
+    /// Most positions per evaluator call, gathered from the games in flight (each tree gives
+    /// its search's `leaves_per_tree`); `batch` in configs saved before the name.
+    pub positions_per_call: usize,
     /// Probability that a move gets only a fast search (0 turns playout cap randomization off).
     pub fast_probability: f32,
     /// Simulations of a fast search.
@@ -72,7 +73,7 @@ impl Default for SelfPlayConfig {
     fn default() -> Self {
         SelfPlayConfig {
             games_in_flight: 64,
-            batch: 256,
+            positions_per_call: 256,
             fast_probability: 0.0,
             fast_sims: 8,
             attacker_sims: None,
@@ -216,7 +217,7 @@ pub fn play_games(
             }
             games.play_moves(g);
             let mut searches = group(&mut games.slots, g, groups);
-            if lockstep::fill(&mut searches, cfg.batch) == 0 {
+            if lockstep::fill(&mut searches, cfg.positions_per_call) == 0 {
                 continue;
             }
             let reqs: Vec<EvalRequest<'_>> = searches.iter().flat_map(|s| s.requests()).collect();

@@ -79,8 +79,8 @@ pub struct SelfPlaySection {
     /// then keeps both results in its value targets, where a fixed `attacker_sims` left the
     /// attackers 0-19% in Copenhagen.
     pub attacker_share: f32,
-    /// How the games are played (`games_in_flight` per worker thread, `batch` positions per
-    /// network call, playout cap randomization, `attacker_sims` and `attacker_fast_sims`,
+    /// How the games are played (`games_in_flight` per worker thread, `positions_per_call`
+    /// per network call, playout cap randomization, `attacker_sims` and `attacker_fast_sims`,
     /// `temperature_plies`, and the full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
     /// is a table, and TOML writes tables after plain values.
     #[serde(flatten)]
@@ -124,7 +124,8 @@ impl SelfPlaySection {
 struct SelfPlayToml {
     games_per_generation: usize,
     games_in_flight: usize,
-    batch: usize,
+    #[serde(alias = "batch")]
+    positions_per_call: usize,
     #[serde(default)]
     fast_probability: f32,
     #[serde(default = "default_fast_sims", alias = "fast_simulations")]
@@ -173,8 +174,8 @@ impl SelfPlayToml {
             return Err(format!("selfplay.noise_fraction = {fraction}: must be in [0, 1]"));
         }
         let noise = (root == RootPolicy::Puct && fraction > 0.0).then_some(Noise { fraction, ..Noise::default() });
-        let batch = self.leaves_per_tree.unwrap_or(SearchConfig::default().batch);
-        Ok(SearchConfig { sims: simulations, batch, root, noise, ..SearchConfig::default() })
+        let leaves_per_tree = self.leaves_per_tree.unwrap_or(SearchConfig::default().leaves_per_tree);
+        Ok(SearchConfig { sims: simulations, leaves_per_tree, root, noise, ..SearchConfig::default() })
     }
 }
 
@@ -204,7 +205,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
             attacker_share: t.attacker_share,
             play: SelfPlayConfig {
                 games_in_flight: t.games_in_flight,
-                batch: t.batch,
+                positions_per_call: t.positions_per_call,
                 fast_probability: t.fast_probability,
                 fast_sims: t.fast_sims,
                 // 0 (or no key) in the TOML: the same as the defenders'.
@@ -433,7 +434,7 @@ impl RunConfig {
         let s = &self.selfplay.play;
         positive("selfplay.games_per_generation", self.selfplay.games_per_generation)?;
         positive("selfplay.games_in_flight", s.games_in_flight)?;
-        positive("selfplay.batch", s.batch)?;
+        positive("selfplay.positions_per_call", s.positions_per_call)?;
         positive("selfplay.games_per_shard", self.selfplay.games_per_shard)?;
         s.search.validate().map_err(|e| format!("selfplay.search.{e}"))?;
         if !(0.0..1.0).contains(&s.fast_probability) {

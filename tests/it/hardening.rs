@@ -137,7 +137,12 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         assert_eq!(back.search_config(), spec.search_config(), "{t}");
     }
     assert_eq!("gumbel:k=16,model=m,batch=8,sims=32".parse::<AgentSpec>().unwrap().canonical(), "gumbel:model=m,sims=32");
-    assert_eq!("mcts:batch=3,cpuct=2.5,sims=7".parse::<AgentSpec>().unwrap().canonical(), "mcts:sims=7,cpuct=2.5,batch=3");
+    assert_eq!("mcts:batch=3,cpuct=2.5,sims=7".parse::<AgentSpec>().unwrap().canonical(), "mcts:sims=7,cpuct=2.5,leaves_per_tree=3");
+    assert_eq!(
+        "mcts:leaves_per_tree=3".parse::<AgentSpec>().unwrap(),
+        "mcts:batch=3".parse::<AgentSpec>().unwrap(),
+        "batch is the older name of leaves_per_tree"
+    );
     // The command's --device is used, but is not part of the text; a named device is.
     let s = "az:model=m".parse::<AgentSpec>().unwrap().default_device("cpu");
     assert_eq!((s.device(), s.to_string().as_str()), ("cpu", "az:model=m,sims=200"));
@@ -192,13 +197,13 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         .replace("[selfplay]\n", "[selfplay]\nsimulations = 8\nroot = \"puct\"\n");
     assert!(!old.contains("[selfplay.search]"), "{old}");
     let run = tafl_lab::train::config::RunConfig::from_toml(&old, "old.toml").unwrap();
-    assert_eq!(run.selfplay.play.search.batch, SearchConfig::default().batch);
+    assert_eq!(run.selfplay.play.search.leaves_per_tree, SearchConfig::default().leaves_per_tree);
     assert_eq!(run.selfplay.play.search.noise, Some(Noise::default()));
     assert_eq!(run.selfplay.play.search.root, RootPolicy::Puct);
     // The shipped model's saved config is in the older form and still resumes as it ran.
     let shipped = std::fs::read_to_string(Path::new(SHIPPED).join("config.toml")).unwrap();
     let run = tafl_lab::train::config::RunConfig::from_toml(&shipped, "config.toml").unwrap();
-    let expected = SearchConfig { sims: 48, batch: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
+    let expected = SearchConfig { sims: 48, leaves_per_tree: 8, root: RootPolicy::gumbel(16), noise: None, ..SearchConfig::default() };
     assert_eq!(run.selfplay.play.search, expected);
     // Written back, a config is in today's form and reads back equal.
     let written = toml::to_string(&run).unwrap();

@@ -72,9 +72,9 @@ impl Evaluator for Made {
 fn selfplay_games(ev: &mut dyn Evaluator, games: u64) -> (Vec<(u64, Vec<Move>)>, tafl_lab::selfplay::Progress) {
     use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
     let v = variant("brandubh");
-    let mut cfg = SelfPlayConfig { games_in_flight: 6, batch: 48, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
+    let mut cfg = SelfPlayConfig { games_in_flight: 6, positions_per_call: 48, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
     cfg.search.sims = 16;
-    cfg.search.batch = 4;
+    cfg.search.leaves_per_tree = 4;
     let mut out = Vec::new();
     let mut next = 0;
     let p = selfplay::play_games(
@@ -125,7 +125,7 @@ fn selfplay_cache_answers_repeats_without_changing_the_games() {
 fn abandoned_selfplay_leaves_no_batch_in_flight() {
     use tafl_lab::selfplay::{self, SelfPlayConfig};
     let v = variant("brandubh");
-    let cfg = SelfPlayConfig { games_in_flight: 4, batch: 32, ..SelfPlayConfig::default() };
+    let cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 32, ..SelfPlayConfig::default() };
     let mut ev = Made::new(true, true);
     let mut steps = 0;
     let p = selfplay::play(&v, &cfg, &mut ev, 1, &mut |_| true, &mut |_| {}, &mut |_| {

@@ -515,10 +515,10 @@ fn game_seeds_differ_by_slot_and_repeat_by_slot() {
     use tafl_lab::search::UniformEvaluator;
     use tafl_lab::selfplay::{self, game_seed, SelfPlayConfig};
     let v = std::sync::Arc::new(tafl_lab::rules::Variant::preset("brandubh").expect("preset"));
-    let mut cfg = SelfPlayConfig { games_in_flight: 2, batch: 16, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
+    let mut cfg = SelfPlayConfig { games_in_flight: 2, positions_per_call: 16, fast_probability: 0.5, fast_sims: 4, ..SelfPlayConfig::default() };
     cfg.search.sims = 8;
     // Room in every batch for all leaves of both games: no game waits for another.
-    cfg.search.batch = 4;
+    cfg.search.leaves_per_tree = 4;
     cfg.search.root = tafl_lab::search::RootPolicy::gumbel(4);
     // Play the given slots (seeded from run seed 7, generation 3), all in lockstep.
     let play = |slots: &[u64]| {

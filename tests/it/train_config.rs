@@ -116,17 +116,33 @@ fn a_config_saved_with_the_old_names_reads_to_the_same_settings() {
     }
     let cfg = RunConfig::from_toml(OLD_NAMES, "config.toml").unwrap();
     let s = &cfg.selfplay.play;
-    let search =
-        SearchConfig { sims: 48, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::gumbel(16), escape_probe: true, fork_probe: false };
+    let search = SearchConfig {
+        sims: 48,
+        cpuct: 1.5,
+        fpu_reduction: 0.2,
+        leaves_per_tree: 8,
+        noise: None,
+        root: RootPolicy::gumbel(16),
+        escape_probe: true,
+        fork_probe: false,
+    };
     assert_eq!(s.search, search);
-    assert_eq!((s.fast_sims, s.attacker_sims, s.batch, s.temperature_plies), (16, Some(192), 256, 8));
+    assert_eq!((s.fast_sims, s.attacker_sims, s.positions_per_call, s.temperature_plies), (16, Some(192), 256, 8));
     assert_eq!(cfg.eval.sims, 64);
     // Written again, it is in today's names and reads back equal, in those names or the old.
     let written = toml::to_string(&cfg).unwrap();
-    for new in ["\nsims = 48\n", "\ncpuct = 1.5\n", "\nbatch = 8\n", "\nfast_sims = 16\n", "\nattacker_sims = 192\n", "\nsims = 64\n"] {
+    for new in [
+        "\nsims = 48\n",
+        "\ncpuct = 1.5\n",
+        "\nleaves_per_tree = 8\n",
+        "\npositions_per_call = 256\n",
+        "\nfast_sims = 16\n",
+        "\nattacker_sims = 192\n",
+        "\nsims = 64\n",
+    ] {
         assert!(written.contains(new), "{new:?} in {written}");
     }
-    for old in ["simulations", "c_puct", "leaves_per_tree"] {
+    for old in ["simulations", "c_puct", "\nbatch ="] {
         assert!(!written.contains(old), "{old} in {written}");
     }
     assert_eq!(RunConfig::from_toml(&written, "written.toml").unwrap(), cfg);

@@ -13,7 +13,7 @@ use tafl_search::search::{
     EvalRequest, Evaluation, Evaluator, Noise, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult, UniformEvaluator,
 };
 fn cfg(sims: u32) -> SearchConfig {
-    SearchConfig { sims, batch: 1, ..SearchConfig::default() }
+    SearchConfig { sims, leaves_per_tree: 1, ..SearchConfig::default() }
 }
 
 /// Moves of the side to move that end the game at once in its favour.
@@ -46,7 +46,7 @@ fn solver_takes_an_immediate_escape() {
         Side::Defenders,
     );
     for batch in [1, 8] {
-        let mut s = Search::new(p.clone(), SearchConfig { batch, ..cfg(64) }, 1);
+        let mut s = Search::new(p.clone(), SearchConfig { leaves_per_tree: batch, ..cfg(64) }, 1);
         let r = s.run(&mut UniformEvaluator::new());
         assert_eq!(r.best, Some(mv(&p, "c1-a1")), "batch {batch}");
         assert_eq!(r.proof, Proof::Win);
@@ -144,7 +144,7 @@ fn gumbel_with_k_equal_to_simulations_visits_each_considered_move_once() {
     for (k, batch) in [(16, 1), (8, 8), (4, 3)] {
         let root = RootPolicy::gumbel(k);
         // The root's own evaluation is one simulation, so k + 1 in all.
-        let mut s = Search::new(p.clone(), SearchConfig { root, batch, ..cfg(k as u32 + 1) }, 6);
+        let mut s = Search::new(p.clone(), SearchConfig { root, leaves_per_tree: batch, ..cfg(k as u32 + 1) }, 6);
         let r = s.run(&mut UniformEvaluator::new());
         let visited: Vec<u32> = r.moves.iter().map(|m| m.visits).filter(|&n| n > 0).collect();
         assert_eq!(visited, vec![1; k], "k = {k}");
@@ -191,7 +191,7 @@ fn tree_reuse_keeps_the_subtree() {
 #[test]
 fn virtual_loss_spreads_a_batch_over_different_leaves() {
     let p = Position::start(variant("brandubh"));
-    let mut s = Search::new(p, SearchConfig { batch: 16, ..cfg(100) }, 10);
+    let mut s = Search::new(p, SearchConfig { leaves_per_tree: 16, ..cfg(100) }, 10);
     assert_eq!(s.gather(16), 1, "first the root alone");
     let evals = UniformEvaluator::new().evaluate(&s.requests().collect::<Vec<_>>());
     s.apply(&evals);
@@ -205,7 +205,7 @@ fn virtual_loss_spreads_a_batch_over_different_leaves() {
 #[test]
 fn lockstep_runs_many_games_in_shared_batches() {
     let p = Position::start(variant("brandubh"));
-    let mut searches: Vec<Search> = (0..6).map(|i| Search::new(p.clone(), SearchConfig { batch: 4, ..cfg(40) }, i)).collect();
+    let mut searches: Vec<Search> = (0..6).map(|i| Search::new(p.clone(), SearchConfig { leaves_per_tree: 4, ..cfg(40) }, i)).collect();
     let mut refs: Vec<&mut Search> = searches.iter_mut().collect();
     let mut ev = UniformEvaluator::new();
     let stats = run_all(&mut refs, &mut ev, 24);
@@ -472,7 +472,7 @@ fn gumbel_spends_the_whole_budget() {
     for (sims, k) in [(5u32, 16usize), (2, 16), (7, 3), (20, 16), (37, 8), (100, 4), (100, 64), (13, 1), (64, 40), (33, 2)] {
         for batch in [1, 8] {
             let root = RootPolicy::gumbel(k);
-            let mut s = Search::new(p.clone(), SearchConfig { root, batch, ..cfg(sims) }, sims as u64);
+            let mut s = Search::new(p.clone(), SearchConfig { root, leaves_per_tree: batch, ..cfg(sims) }, sims as u64);
             // Every evaluation says the side to move wins: visited moves look lost, so an
             // unvisited candidate would look better than all of them.
             let mut ev = UniformEvaluator { wdl: [1.0, 0.0, 0.0] };

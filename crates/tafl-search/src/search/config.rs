@@ -71,15 +71,15 @@ impl RootPolicy {
 /// Search parameters: the one home of every search setting and its default. Agents
 /// (`arena::AgentSpec` holds one), self-play, run configs (`[selfplay.search]`) and the engine
 /// all use this type. A setting has one name everywhere: the field, the TOML key and the
-/// agent spec's option (`sims`, `cpuct`, `batch`). As a TOML table every field is optional
-/// and takes its default; configs saved before the names were unified say `simulations`,
-/// `c_puct` and `leaves_per_tree`, which still read:
+/// agent spec's option (`sims`, `cpuct`, `leaves_per_tree`). As a TOML table every field is
+/// optional and takes its default; configs saved before the names were unified say
+/// `simulations`, `c_puct` and `batch` (for `leaves_per_tree`), which still read:
 ///
 /// ```toml
 /// sims = 48
 /// cpuct = 1.5
 /// fpu_reduction = 0.2
-/// batch = 8
+/// leaves_per_tree = 8
 /// root = { kind = "gumbel", k = 16 }
 /// noise = { fraction = 0.25 }     # PUCT roots only; leave out for none
 /// ```
@@ -95,9 +95,11 @@ pub struct SearchConfig {
     /// First-play urgency: an unvisited child is valued at the parent's value minus this
     /// times the square root of the prior mass already visited (Leela Zero's rule).
     pub fpu_reduction: f32,
-    /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart).
-    #[serde(alias = "leaves_per_tree")]
-    pub batch: usize,
+    /// Leaves gathered per tree before one evaluation (virtual loss keeps them apart): the
+    /// spec's `leaves_per_tree` option. Not the positions per network call, which a caller that steps
+    /// many trees at once sets (`[selfplay] positions_per_call`), nor the training batch.
+    #[serde(alias = "batch")]
+    pub leaves_per_tree: usize,
     /// Dirichlet noise for a PUCT root, mixed into the network's priors once per decision
     /// (`None`: the clean priors, as for the fast searches of playout cap randomization).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,8 +121,8 @@ impl SearchConfig {
         if self.sims == 0 {
             return Err("sims must be at least 1".into());
         }
-        if self.batch == 0 {
-            return Err("batch must be at least 1".into());
+        if self.leaves_per_tree == 0 {
+            return Err("leaves_per_tree must be at least 1".into());
         }
         if !finite_positive(self.cpuct) {
             return Err(format!("cpuct = {}: must be a positive number", self.cpuct));
@@ -152,7 +154,16 @@ impl SearchConfig {
 /// agent's search; run configs and spec options change a setting at a time from here).
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { sims: 200, cpuct: 1.5, fpu_reduction: 0.2, batch: 8, noise: None, root: RootPolicy::Puct, escape_probe: true, fork_probe: false }
+        SearchConfig {
+            sims: 200,
+            cpuct: 1.5,
+            fpu_reduction: 0.2,
+            leaves_per_tree: 8,
+            noise: None,
+            root: RootPolicy::Puct,
+            escape_probe: true,
+            fork_probe: false,
+        }
     }
 }
 
@@ -164,7 +175,7 @@ impl SearchConfig {
     /// Random-rollout MCTS (`mcts` agents): [`Self::ROLLOUT_SIMS`] simulations of one leaf
     /// each and no first-play reduction (the priors are uniform: every move gets tried).
     pub fn rollout() -> SearchConfig {
-        SearchConfig { sims: Self::ROLLOUT_SIMS, batch: 1, fpu_reduction: 0.0, ..SearchConfig::default() }
+        SearchConfig { sims: Self::ROLLOUT_SIMS, leaves_per_tree: 1, fpu_reduction: 0.0, ..SearchConfig::default() }
     }
 
     /// A Gumbel root at a small budget, 32 simulations (its strength at few simulations is

@@ -33,7 +33,7 @@ pub fn fill(searches: &mut [&mut Search], batch: usize) -> usize {
             if s.is_finished() {
                 continue;
             }
-            let want = s.config().batch.max(1).min(batch - total);
+            let want = s.config().leaves_per_tree.max(1).min(batch - total);
             let got = s.gather(want);
             progress += got;
             total += got;

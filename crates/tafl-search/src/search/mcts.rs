@@ -308,7 +308,7 @@ impl Search {
 
     /// One gather-evaluate-apply round on this tree alone.
     fn step(&mut self, evaluator: &mut dyn Evaluator, cap: Option<u32>) {
-        self.gather_within(self.cfg.batch.max(1), cap);
+        self.gather_within(self.cfg.leaves_per_tree.max(1), cap);
         if self.leaves.is_empty() {
             return;
         }

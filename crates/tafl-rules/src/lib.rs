@@ -45,15 +45,16 @@
 //! 7. [`ruleset`]: one enum per rule axis.
 //! 8. [`variant`]: rules + layout + derived square tables, TOML presets; checks a layout.
 //! 9. [`setup`]: loose boards.
-//! 10. [`position`]: move generation, captures.
-//! 11. `game_end`: escape, king capture, exit fort, encirclement, repetition, no moves, ply
-//!     cap (private; its public methods are on [`Position`], whose `play` calls it).
-//! 12. [`perft`].
-//! 13. [`notation`]: OpenTafl position, move and rules strings (and `Move::parse`,
+//! 10. [`position`]: move generation, captures, and in its private submodule `game_end` the
+//!     game ends (escape, king capture, exit fort, encirclement, repetition, no moves, ply
+//!     cap), which [`Position::make`] calls: one layer, because making a move decides whether
+//!     it ended the game.
+//! 11. [`perft`].
+//! 12. [`notation`]: OpenTafl position, move and rules strings (and `Move::parse`,
 //!     `Debug for Position`, which write or read them).
-//! 14. `spec`: [`Variant::from_spec`] (preset, TOML file or rules string; private).
-//! 15. [`play`]: random games and playouts.
-//! 16. [`records`]: archived game records.
+//! 13. `spec`: [`Variant::from_spec`] (preset, TOML file or rules string; private).
+//! 14. [`play`]: random games and playouts.
+//! 15. [`records`]: archived game records.
 
 // In layer order (the order is the check's input); the blank lines keep rustfmt from sorting.
 mod canonical;
@@ -78,8 +79,6 @@ pub mod setup;
 
 pub mod position;
 
-mod game_end;
-
 pub mod perft;
 
 pub mod notation;
@@ -91,8 +90,8 @@ pub mod play;
 pub mod records;
 
 pub use error::{InexpressibleRules, MoveError, ParseError, ParseKind, SetupError, VariantError};
-pub use game_end::EndScreen;
 pub use geometry::{Direction, Geometry, Square};
+pub use position::EndScreen;
 pub use position::{Captures, Position, Undo};
 pub use ruleset::RuleSet;
 pub use setup::Setup;

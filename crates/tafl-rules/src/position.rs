@@ -6,9 +6,10 @@
 //! place ([`Position::make`], [`Position::unmake`]), which is what perft and search need;
 //! [`Position::play`] is the checked entry point for everything else.
 //!
-//! Whether a move ended the game is decided in the private `game_end` module (escape, king
+//! Whether a move ended the game is decided in the private submodule `game_end` (escape, king
 //! capture, exit fort, encirclement, repetition, no moves, ply cap), called from
-//! [`Position::make`].
+//! [`Position::make`]: a submodule, not a layer of its own, because the two call each other
+//! (making a move decides the outcome; the outcome reads the board).
 
 use crate::cell::{self, capturable, piece_index, side_mask, EMPTY, KING, OFF_BOARD};
 use crate::error::{MoveError, SetupError};
@@ -19,6 +20,9 @@ use crate::variant::{check_pieces, Tables, Variant, CORNER, EDGE, RESTRICTED};
 use crate::zobrist;
 use std::fmt;
 use std::sync::Arc;
+
+mod game_end;
+pub use game_end::EndScreen;
 
 /// Most pieces one move can capture: three custodial captures and a shieldwall on each side.
 pub const MAX_CAPTURES: usize = 3 + 2 * (crate::geometry::MAX_SIZE as usize - 2);

@@ -10,9 +10,9 @@
 //! always found at once) and only floods the whole board when that fails; the exit fort is
 //! tested only when the king stands on the edge. The visited sets are bitsets on the stack.
 
+use super::Position;
 use crate::cell::{side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
 use crate::geometry::{Direction, Square, CELLS, STRIDE};
-use crate::position::Position;
 use crate::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
 use crate::types::{Move, Outcome, Reason, Side};
 use crate::variant::{CORNER, EDGE, ESCAPE};

@@ -75,6 +75,11 @@ pub struct AgentSpec {
     pub search: SearchConfig,
     /// How to run an external engine (`htp`, `otep`).
     pub external: Option<ExternalSpec>,
+    /// The variant the model must have been trained for when it is not the one played: a
+    /// designer's A/B (`balance --set`) plays a network trained on the preset under changed
+    /// rules on the same board, and says so in its rows' changes. Not part of the text; `None`
+    /// (the usual case) checks the model against the variant played.
+    pub model_variant: Option<Arc<Variant>>,
 }
 
 impl fmt::Display for AgentSpec {
@@ -294,6 +299,7 @@ impl AgentSpec {
             think_time: None,
             guard: 0,
             external,
+            model_variant: None,
         }
     }
 
@@ -465,7 +471,8 @@ impl Agent {
                     None => Box::new(RolloutEvaluator::new(seed ^ 0x5eed)),
                     Some(path) => {
                         let device = parse_device(spec.device())?;
-                        let (net, _) = checkpoint::load(path, Some(variant), device)?;
+                        let trained_for = spec.model_variant.as_deref().unwrap_or(variant);
+                        let (net, _) = checkpoint::load(path, Some(trained_for), device)?;
                         Box::new(NetEvaluator::new(net, variant, spec.precision()))
                     }
                 };

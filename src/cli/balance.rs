@@ -37,7 +37,8 @@ pub struct BalanceArgs {
     /// Sweep the search budget, e.g. 16,64,256 (balance often shifts with strength).
     #[arg(long)]
     pub sims: Option<String>,
-    /// Change a rule for this run, e.g. --set king_strength=strong (repeatable).
+    /// Change a rule for this run, e.g. --set king_strength=strong (repeatable). A network
+    /// agent trained on the variant as given plays it under the changed rules (same board).
     #[arg(long = "set")]
     pub sets: Vec<String>,
     /// Random opening plies before the agent plays (variety for deterministic agents).
@@ -149,8 +150,11 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     let mut jobs = Vec::new();
     for name in a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
+        // With --set, a network trained on the variant as given plays it under the changed
+        // rules (the rows name the changes): its model is checked against the variant unchanged.
+        let trained_for = if a.sets.is_empty() { None } else { Some(Arc::new(Variant::from_spec(name)?)) };
         for &sims in &budgets {
-            let agent = base.clone().with_sims(sims);
+            let agent = AgentSpec { model_variant: trained_for.clone(), ..base.clone().with_sims(sims) };
             jobs.push(BalanceJob { variant: variant.clone(), changes: a.sets.clone(), agent });
         }
     }

@@ -157,6 +157,51 @@ fn rule_tweaks_are_named_and_runs_compare() {
     assert!(text.contains("different at the 5% level"), "{text}");
 }
 
+/// A designer's A/B with a network: a model trained on the preset plays the preset under a
+/// changed rule (checked against the preset, not the changed rules), and the rows say which
+/// rule changed; a model of another variant is still refused.
+#[test]
+fn a_network_trained_on_the_preset_plays_it_under_a_changed_rule() {
+    let d = dir("net-set");
+    std::fs::create_dir_all(&d).unwrap();
+    let model = d.join("brandubh.safetensors");
+    common::cli::new_model(&model, "brandubh");
+    let agent = format!("az:model={},sims=4", model.display());
+    let out = d.join("unarmed");
+    let args = |out: &Path| -> Vec<String> {
+        ["balance", "--variants", "brandubh", "--agent", &agent, "--games", "4", "--opening-plies", "2", "--quiet", "--set", "king_armed=no", "--out"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([out.display().to_string()])
+            .collect()
+    };
+    let text = ok(&run(&args(&out).iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(text.contains("brandubh [king_armed=no] @ 4 sims"), "{text}");
+    let r = rows(&out);
+    assert_eq!((r[0]["changes"][0].as_str(), r[0]["games"].as_u64()), (Some("king_armed=no"), Some(4)));
+    // A model of another variant is refused under the changed rules as under the preset.
+    let tablut = d.join("tablut.safetensors");
+    common::cli::new_model(&tablut, "tablut");
+    let tablut_agent = format!("az:model={},sims=4", tablut.display());
+    fails_with(
+        &run(&[
+            "balance",
+            "--variants",
+            "brandubh",
+            "--agent",
+            &tablut_agent,
+            "--games",
+            "2",
+            "--set",
+            "king_armed=no",
+            "--out",
+            d.join("x").to_str().unwrap(),
+        ]),
+        "the model was trained for tablut",
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn balance_input_errors_are_one_line() {
     let d = dir("errors");

@@ -8,8 +8,10 @@
 
 use super::metrics::{CalibrationMetrics, EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use super::plot::{self, Chart, PlotError, Series};
+use crate::arena::Wdl;
 use crate::fsio::atomic_write;
 use crate::rules::Side;
+use crate::stats::elo_interval;
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -123,7 +125,11 @@ pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
         }
         s.push('\n');
     }
-    s.push_str("\n![Elo](elo.png)\n\n![scores against time](scores.png)\n\n![self-play sides](selfplay.png)\n\n![losses](losses.png)\n");
+    s.push_str("\n![Elo](elo.png)\n\n");
+    if opponents(rows).iter().any(|o| o != "previous") {
+        s.push_str("![per side against the fixed opponents](anchors.png)\n\n");
+    }
+    s.push_str("![scores against time](scores.png)\n\n![self-play sides](selfplay.png)\n\n![losses](losses.png)\n");
     let cal = calibrated(rows);
     if !cal.is_empty() {
         let _ = write!(s, "\n## Value calibration\n\n{CALIBRATION_TEXT}\n\n| {} |\n|", CALIBRATION_HEADER.join(" | "));
@@ -155,12 +161,45 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
             })
             .collect()
     };
-    let elo = eval_series(&gen, &|e| e.elo);
+    let elo: Vec<Series> = opponents(rows)
+        .into_iter()
+        .map(|o| {
+            let evals: Vec<(f64, &EvalMetrics)> = rows.iter().filter_map(|r| eval_against(r, &o).map(|e| (gen(r), e))).collect();
+            Series {
+                name: format!("vs {o}"),
+                points: evals.iter().map(|(g, e)| (*g, e.elo)).collect(),
+                errors: evals.iter().map(|(_, e)| elo_bounds(e)).collect(),
+            }
+        })
+        .collect();
     written.extend(plot::write(
         &out.join("elo"),
-        "Elo against each opponent",
+        "Elo against each opponent (95% intervals, clipped at ±800)",
         &Chart::Lines { x_label: "generation", y_label: "Elo difference", series: &elo, y_range: None, x_log2: false },
     )?);
+    // The fixed opponents (anchors: every opponent but the moving `previous`), per side: a
+    // stall or a drift of one side shows within a few generations.
+    let anchors: Vec<String> = opponents(rows).into_iter().filter(|o| o != "previous").collect();
+    if !anchors.is_empty() {
+        let mut sides = Vec::new();
+        for o in &anchors {
+            for (side, of) in
+                [("as attackers", (|e: &EvalMetrics| e.as_attackers) as fn(&EvalMetrics) -> Wdl), ("as defenders", |e: &EvalMetrics| e.as_defenders)]
+            {
+                let evals: Vec<(f64, Wdl)> = rows.iter().filter_map(|r| eval_against(r, o).map(|e| (gen(r), of(e)))).filter(|(_, w)| w.games() > 0).collect();
+                sides.push(Series {
+                    name: format!("{side} vs {o}"),
+                    points: evals.iter().map(|(g, w)| (*g, side_score(w))).collect(),
+                    errors: evals.iter().map(|(_, w)| wilson(side_score(w), w.games() as u64)).collect(),
+                });
+            }
+        }
+        written.extend(plot::write(
+            &out.join("anchors"),
+            "Score against the fixed opponents, per side (95% Wilson intervals)",
+            &Chart::Lines { x_label: "generation", y_label: "score", series: &sides, y_range: Some((0.0, 1.0)), x_log2: false },
+        )?);
+    }
     let scores = eval_series(&|r| r.wall_seconds / 60.0, &|e| e.score);
     written.extend(plot::write(
         &out.join("scores"),
@@ -214,6 +253,27 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
     Ok(written)
 }
 
+/// The most an Elo interval is drawn out to: a clean sweep's bound is infinite.
+const ELO_CLIP: f64 = 800.0;
+
+/// An evaluation's Elo interval (both sides' games), clipped to ±[`ELO_CLIP`] for drawing.
+fn elo_bounds(e: &EvalMetrics) -> (f64, f64) {
+    let (a, d) = (e.as_attackers, e.as_defenders);
+    let est = elo_interval(u64::from(a.win + d.win), u64::from(a.draw + d.draw), u64::from(a.loss + d.loss));
+    (est.low.clamp(-ELO_CLIP, ELO_CLIP), est.high.clamp(-ELO_CLIP, ELO_CLIP))
+}
+
+/// Points per game of one side's results (a draw is half a point).
+fn side_score(w: &Wdl) -> f64 {
+    (f64::from(w.win) + 0.5 * f64::from(w.draw)) / f64::from(w.games().max(1))
+}
+
+/// A score's 95% Wilson interval over `n` games, as (low, high).
+fn wilson(score: f64, n: u64) -> (f64, f64) {
+    let (lo, hi) = crate::stats::wilson((score * n as f64).round() as u64, n, crate::stats::Z95);
+    (lo, hi)
+}
+
 /// `report.html`: the table of [`markdown`] and the plots inline (read back from the SVG files
 /// in `out`, so [`write`] draws them first).
 fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportError> {
@@ -245,12 +305,16 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
     body.push_str(&table(&header, &cells));
     body.push_str("<h2>Plots</h2>\n");
     for (name, caption) in [
-        ("elo", "Elo against each opponent"),
+        ("elo", "Elo against each opponent (95% intervals)"),
+        ("anchors", "Score against the fixed opponents, per side"),
         ("scores", "Score against each opponent, by wall time"),
         ("selfplay", "Self-play results by side"),
         ("losses", "Training losses"),
     ] {
-        body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
+        // A run with no fixed opponent has no anchors plot.
+        if name != "anchors" || out.join("anchors.svg").exists() {
+            body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
+        }
     }
     let cal = calibrated(rows);
     if !cal.is_empty() {
@@ -271,6 +335,25 @@ mod tests {
 
     fn rows(n: usize) -> Vec<MetricsLine> {
         SHIPPED.lines().take(n).map(|l| MetricsLine::from_json(l).unwrap()).collect()
+    }
+
+    fn eval(att: (u32, u32, u32), def: (u32, u32, u32)) -> EvalMetrics {
+        let mut e = rows(8).into_iter().flat_map(|r| r.eval).next().expect("the fixture has an evaluation");
+        e.as_attackers = Wdl { win: att.0, draw: att.1, loss: att.2 };
+        e.as_defenders = Wdl { win: def.0, draw: def.1, loss: def.2 };
+        e
+    }
+
+    /// The Elo interval drawn for an evaluation counts both sides' games; a clean sweep's
+    /// infinite bound is clipped, an even result is centred on 0.
+    #[test]
+    fn an_evaluations_elo_interval_counts_both_sides_and_clips_a_sweep() {
+        let (lo, hi) = elo_bounds(&eval((4, 0, 0), (4, 0, 0)));
+        assert!(lo > 0.0 && hi == ELO_CLIP, "{lo} {hi}");
+        let (lo, hi) = elo_bounds(&eval((3, 0, 2), (2, 0, 3)));
+        assert!((lo + hi).abs() < 1e-6 && lo < -100.0, "{lo} {hi}");
+        assert_eq!(side_score(&Wdl { win: 1, draw: 2, loss: 1 }), 0.5);
+        assert_eq!(side_score(&Wdl { win: 0, draw: 0, loss: 0 }), 0.0);
     }
 
     /// Lines without a calibration (every line written before it existed) make no section; a

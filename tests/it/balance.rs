@@ -223,7 +223,9 @@ fn report_draws_learning_curves_from_a_run() {
     assert!(text.contains("2 generations"), "{text}");
     let md = std::fs::read_to_string(run_dir.join("report/learning.md")).unwrap();
     assert!(md.contains("| 1 |") && md.contains("| 2 |") && md.contains("vs random"), "{md}");
-    for f in ["elo", "scores", "selfplay", "losses", "calibration"] {
+    // `random` is a fixed opponent (an anchor): its per-side plot is drawn and on the page.
+    assert!(md.contains("(anchors.png)"), "{md}");
+    for f in ["elo", "anchors", "scores", "selfplay", "losses", "calibration"] {
         assert!(run_dir.join(format!("report/{f}.svg")).is_file() && run_dir.join(format!("report/{f}.png")).is_file(), "{f}");
     }
     // The per-side calibration of the self-play values, one row per generation.

@@ -78,7 +78,7 @@ fn replay_games_gives_one_verdict_per_game_line() {
 /// config's self-play playing the games asked for on that config's workers.
 #[test]
 fn bench_search_measures_on_lanes_and_plays_the_default_games() {
-    let out = ok(&run(&["bench", "search", "--json", "--seconds", "0.3", "--batch", "16", "--variants", "brandubh", "--selfplay-games", "3"]));
+    let out = ok(&run(&["bench", "search", "--json", "--seconds", "0.3", "--positions-per-call", "16", "--variants", "brandubh", "--selfplay-games", "3"]));
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     assert_eq!(v["lanes"], cores, "{v}");

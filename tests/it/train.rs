@@ -486,7 +486,7 @@ fn a_run_saved_with_the_old_setting_names_resumes_with_the_same_settings() {
     // from today's.
     let old_cfg = smoke_config(&dir, "old.toml", |t| with_old_names(&t.replace("[selfplay.search]\n", "[selfplay.search]\ncpuct = 1.5\nbatch = 8\n")));
     let old_text = std::fs::read_to_string(&old_cfg).unwrap();
-    assert!(["simulations = 8", "c_puct = 1.5", "leaves_per_tree = 8", "fast_simulations = 4"].iter().all(|k| old_text.contains(k)), "{old_text}");
+    assert!(["simulations = 8", "c_puct = 1.5", "\nbatch = 8\n", "\nbatch = 32\n", "fast_simulations = 4"].iter().all(|k| old_text.contains(k)), "{old_text}");
     let (new_run, old_run) = (dir.join("new"), dir.join("old"));
     ok(&run(&["train", "--config", SMOKE, "--run-dir", new_run.to_str().unwrap(), "--generations", "1", "--quiet"]));
     ok(&run(&["train", "--config", old_cfg.to_str().unwrap(), "--run-dir", old_run.to_str().unwrap(), "--generations", "1", "--quiet"]));
@@ -496,7 +496,7 @@ fn a_run_saved_with_the_old_setting_names_resumes_with_the_same_settings() {
     assert_eq!(saved, std::fs::read_to_string(new_run.join("config.toml")).unwrap(), "saved in today's names");
     // A run saved before the names were unified resumes.
     let saved_old = with_old_names(&saved);
-    assert!(saved_old.contains("\nsimulations = 8\n") && saved_old.contains("\nleaves_per_tree = 8\n") && !saved_old.contains("sims ="), "{saved_old}");
+    assert!(saved_old.contains("\nsimulations = 8\n") && saved_old.contains("\nbatch = 8\n") && !saved_old.contains("sims ="), "{saved_old}");
     std::fs::write(old_run.join("config.toml"), &saved_old).unwrap();
     let o = run(&["train", "--run-dir", old_run.to_str().unwrap(), "--resume", "--generations", "2", "--quiet"]);
     ok(&o);

@@ -63,6 +63,14 @@ fn opponents(rows: &[MetricsLine]) -> Vec<String> {
     out
 }
 
+/// An evaluation's interval, as (low, high), for the error bars of a plot.
+type EvalInterval = dyn Fn(&EvalMetrics) -> (f64, f64);
+
+/// The fixed opponents (anchors): every opponent but the moving `previous`.
+fn anchors(rows: &[MetricsLine]) -> Vec<String> {
+    opponents(rows).into_iter().filter(|o| o != "previous").collect()
+}
+
 /// The row's match against `opponent`, if it had one.
 fn eval_against<'a>(r: &'a MetricsLine, opponent: &str) -> Option<&'a EvalMetrics> {
     r.eval.iter().find(|e| e.opponent == opponent)
@@ -126,7 +134,7 @@ pub fn markdown(rows: &[MetricsLine], run: &str) -> String {
         s.push('\n');
     }
     s.push_str("\n![Elo](elo.png)\n\n");
-    if opponents(rows).iter().any(|o| o != "previous") {
+    if !anchors(rows).is_empty() {
         s.push_str("![per side against the fixed opponents](anchors.png)\n\n");
     }
     s.push_str("![scores against time](scores.png)\n\n![self-play sides](selfplay.png)\n\n![losses](losses.png)\n");
@@ -151,27 +159,22 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
     atomic_write(&md, markdown(rows, run).as_bytes()).map_err(|e| io(&md, e))?;
     let mut written = vec![md];
     let gen = |r: &MetricsLine| r.generation as f64;
-    let eval_series = |x: &dyn Fn(&MetricsLine) -> f64, y: &dyn Fn(&EvalMetrics) -> f64| -> Vec<Series> {
+    // Per opponent, one point per evaluation against it: (x of the row, y of the match), with
+    // the match's interval when `errors` gives one.
+    let eval_series = |x: &dyn Fn(&MetricsLine) -> f64, y: &dyn Fn(&EvalMetrics) -> f64, errors: Option<&EvalInterval>| -> Vec<Series> {
         opponents(rows)
             .into_iter()
-            .map(|o| Series {
-                name: format!("vs {o}"),
-                points: rows.iter().filter_map(|r| eval_against(r, &o).map(|e| (x(r), y(e)))).collect(),
-                errors: Vec::new(),
+            .map(|o| {
+                let evals: Vec<(f64, &EvalMetrics)> = rows.iter().filter_map(|r| eval_against(r, &o).map(|e| (x(r), e))).collect();
+                Series {
+                    name: format!("vs {o}"),
+                    points: evals.iter().map(|(x, e)| (*x, y(e))).collect(),
+                    errors: errors.map_or_else(Vec::new, |err| evals.iter().map(|(_, e)| err(e)).collect()),
+                }
             })
             .collect()
     };
-    let elo: Vec<Series> = opponents(rows)
-        .into_iter()
-        .map(|o| {
-            let evals: Vec<(f64, &EvalMetrics)> = rows.iter().filter_map(|r| eval_against(r, &o).map(|e| (gen(r), e))).collect();
-            Series {
-                name: format!("vs {o}"),
-                points: evals.iter().map(|(g, e)| (*g, e.elo)).collect(),
-                errors: evals.iter().map(|(_, e)| elo_bounds(e)).collect(),
-            }
-        })
-        .collect();
+    let elo = eval_series(&gen, &|e| e.elo, Some(&elo_bounds));
     written.extend(plot::write(
         &out.join("elo"),
         "Elo against each opponent (95% intervals, clipped at ±800)",
@@ -179,7 +182,7 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
     )?);
     // The fixed opponents (anchors: every opponent but the moving `previous`), per side: a
     // stall or a drift of one side shows within a few generations.
-    let anchors: Vec<String> = opponents(rows).into_iter().filter(|o| o != "previous").collect();
+    let anchors = anchors(rows);
     if !anchors.is_empty() {
         let mut sides = Vec::new();
         for o in &anchors {
@@ -200,7 +203,7 @@ pub fn write(rows: &[MetricsLine], run: &str, out: &Path) -> Result<Vec<PathBuf>
             &Chart::Lines { x_label: "generation", y_label: "score", series: &sides, y_range: Some((0.0, 1.0)), x_log2: false },
         )?);
     }
-    let scores = eval_series(&|r| r.wall_seconds / 60.0, &|e| e.score);
+    let scores = eval_series(&|r| r.wall_seconds / 60.0, &|e| e.score, None);
     written.extend(plot::write(
         &out.join("scores"),
         "Score against each opponent",
@@ -258,8 +261,8 @@ const ELO_CLIP: f64 = 800.0;
 
 /// An evaluation's Elo interval (both sides' games), clipped to ±[`ELO_CLIP`] for drawing.
 fn elo_bounds(e: &EvalMetrics) -> (f64, f64) {
-    let (a, d) = (e.as_attackers, e.as_defenders);
-    let est = elo_interval(u64::from(a.win + d.win), u64::from(a.draw + d.draw), u64::from(a.loss + d.loss));
+    let t = e.as_attackers + e.as_defenders;
+    let est = elo_interval(u64::from(t.win), u64::from(t.draw), u64::from(t.loss));
     (est.low.clamp(-ELO_CLIP, ELO_CLIP), est.high.clamp(-ELO_CLIP, ELO_CLIP))
 }
 
@@ -270,8 +273,7 @@ fn side_score(w: &Wdl) -> f64 {
 
 /// A score's 95% Wilson interval over `n` games, as (low, high).
 fn wilson(score: f64, n: u64) -> (f64, f64) {
-    let (lo, hi) = crate::stats::wilson((score * n as f64).round() as u64, n, crate::stats::Z95);
-    (lo, hi)
+    crate::stats::wilson((score * n as f64).round() as u64, n, crate::stats::Z95)
 }
 
 /// `report.html`: the table of [`markdown`] and the plots inline (read back from the SVG files
@@ -312,7 +314,7 @@ fn html(rows: &[MetricsLine], run: &str, out: &Path) -> Result<String, ReportErr
         ("losses", "Training losses"),
     ] {
         // A run with no fixed opponent has no anchors plot.
-        if name != "anchors" || out.join("anchors.svg").exists() {
+        if name != "anchors" || !anchors(rows).is_empty() {
             body.push_str(&figure(&out.join(format!("{name}.svg")), caption)?);
         }
     }

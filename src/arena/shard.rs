@@ -190,9 +190,9 @@ pub fn merge<S: Job>(parts: Vec<(String, ShardFile<S>)>) -> Result<(S, Vec<Vec<G
         }
         by_index.insert(p.shard.index, k);
     }
-    let order = (0..count)
-        .map(|index| by_index.get(&index).copied().ok_or(ShardError::Missing { shard: Shard { index, count }, given: parts.len() }))
-        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(index) = (0..count).find(|i| !by_index.contains_key(i)) {
+        return Err(ShardError::Missing { shard: Shard { index, count }, given: parts.len() });
+    }
     let lists = first.1.settings.lists();
     for (source, p) in &parts {
         if p.games.len() != lists.len() {
@@ -200,8 +200,10 @@ pub fn merge<S: Job>(parts: Vec<(String, ShardFile<S>)>) -> Result<(S, Vec<Vec<G
             return Err(ShardError::Games { file: source.clone(), what: format!("the {}", S::KIND), shard: p.shard, detail });
         }
     }
-    let mut parts: Vec<Option<(String, ShardFile<S>)>> = parts.into_iter().map(Some).collect();
-    let mut ordered: Vec<(String, ShardFile<S>)> = order.iter().map(|&k| parts[k].take().expect("each shard once")).collect();
+    // Every shard once (checked above), taken in shard order, so that of several bad parts the
+    // lowest shard is the one named.
+    let mut ordered = parts;
+    ordered.sort_by_key(|(_, p)| p.shard.index);
     let mut merged = Vec::with_capacity(lists.len());
     for (n, (what, total)) in lists.iter().enumerate() {
         let mut all = Vec::with_capacity(*total);

@@ -124,14 +124,17 @@ pub fn run(a: &BalanceArgs, out: &mut impl Write) -> Result<()> {
     }
 }
 
-fn variant_with_sets(spec: &str, sets: &[String]) -> Result<Variant> {
+/// The variant `spec` with the rule changes `sets` applied, and, when there are changes, the
+/// variant unchanged: a network agent's model is checked against that one, so that a network
+/// trained on the preset plays it under the changed rules (the rows name the changes).
+fn variant_with_sets(spec: &str, sets: &[String]) -> Result<(Arc<Variant>, Option<Arc<Variant>>)> {
     let v = Variant::from_spec(spec)?;
     if sets.is_empty() {
-        return Ok(v);
+        return Ok((Arc::new(v), None));
     }
     let mut tweaked = Variant::from_toml_with_overrides(&v.to_toml(), &format!("{spec}.toml"), sets)?;
     tweaked.name = v.name.clone();
-    Ok(tweaked)
+    Ok((Arc::new(tweaked), Some(Arc::new(v))))
 }
 
 fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
@@ -149,10 +152,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     }
     let mut jobs = Vec::new();
     for name in a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
-        // With --set, a network trained on the variant as given plays it under the changed
-        // rules (the rows name the changes): its model is checked against the variant unchanged.
-        let trained_for = if a.sets.is_empty() { None } else { Some(Arc::new(Variant::from_spec(name)?)) };
+        let (variant, trained_for) = variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?;
         for &sims in &budgets {
             let agent = AgentSpec { model_variant: trained_for.clone(), ..base.clone().with_sims(sims) };
             jobs.push(BalanceJob { variant: variant.clone(), changes: a.sets.clone(), agent });
@@ -189,9 +189,9 @@ fn handicap(a: &BalanceArgs, factors: &str, out: &mut impl Write) -> Result<()> 
     let factors = parse_factors("--handicap", factors)?;
     let names: Vec<&str> = a.variants.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let [name] = names[..] else { bail!("--handicap: one variant at a time (--variants gave {})", names.len()) };
-    let variant = Arc::new(variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?);
+    let (variant, trained_for) = variant_with_sets(name, &a.sets).map_err(|e| anyhow!("--variants {name}: {e:#}"))?;
     let agent: AgentSpec = a.agent.parse().map_err(|e| anyhow!("--agent: {e}"))?;
-    let agent = a.device.apply(agent);
+    let agent = AgentSpec { model_variant: trained_for, ..a.device.apply(agent) };
     if agent.search_config().is_none() {
         bail!("--agent {agent}: --handicap multiplies search, and this agent does not search");
     }

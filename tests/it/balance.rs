@@ -179,6 +179,25 @@ fn a_network_trained_on_the_preset_plays_it_under_a_changed_rule() {
     assert!(text.contains("brandubh [king_armed=no] @ 4 sims"), "{text}");
     let r = rows(&out);
     assert_eq!((r[0]["changes"][0].as_str(), r[0]["games"].as_u64()), (Some("king_armed=no"), Some(4)));
+    // The handicap takes the same --set: the model is checked against the preset there too.
+    let hc = d.join("handicap");
+    ok(&run(&[
+        "balance",
+        "--handicap",
+        "2",
+        "--variants",
+        "brandubh",
+        "--agent",
+        &agent,
+        "--games",
+        "2",
+        "--quiet",
+        "--set",
+        "king_armed=no",
+        "--out",
+        hc.to_str().unwrap(),
+    ]));
+    assert!(hc.join("handicap.json").is_file());
     // A model of another variant is refused under the changed rules as under the preset.
     let tablut = d.join("tablut.safetensors");
     common::cli::new_model(&tablut, "tablut");

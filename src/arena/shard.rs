@@ -130,8 +130,8 @@ pub struct ShardFile<S> {
 
 impl<S: Job> ShardFile<S> {
     /// The file of `shard` of the job `settings`, with the shard's games of each list.
-    pub fn new(shard: Shard, settings: S, games: &[Vec<GameResult>]) -> ShardFile<S> {
-        let games = games.iter().map(|list| list.iter().map(GameRecord::of).collect()).collect();
+    pub fn new<'a>(shard: Shard, settings: S, games: impl IntoIterator<Item = &'a [GameResult]>) -> ShardFile<S> {
+        let games = games.into_iter().map(|list| list.iter().map(GameRecord::of).collect()).collect();
         ShardFile { kind: S::KIND.to_string(), shard, settings, games }
     }
 

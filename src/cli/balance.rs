@@ -169,7 +169,7 @@ fn measure(a: &BalanceArgs, command: &str, out: &mut impl Write) -> Result<()> {
     bar.finish_and_clear();
     if let Some(shard) = a.shard {
         let settings = BalanceSettings::new(a.games, a.seed, a.opening_plies, &jobs, &rows);
-        let path = write_shard(&a.out, SHARD_FILE, &ShardFile::new(shard, settings, &results))?;
+        let path = write_shard(&a.out, SHARD_FILE, &ShardFile::new(shard, settings, results.iter().map(Vec::as_slice)))?;
         for r in &rows {
             writeln!(out, "shard {shard}: {}", r.summary_line())?;
         }

@@ -242,8 +242,8 @@ impl LadderSettings {
 impl LadderGames {
     /// The shard file of `shard` of `job`, whose shard's games these are.
     pub fn shard_file(&self, shard: Shard, job: &LadderJob<'_>) -> ShardFile<LadderSettings> {
-        let lists: Vec<Vec<GameResult>> = self.checkpoints.iter().map(|c| c.3.clone()).chain(self.matches.iter().map(|m| m.2.clone())).collect();
-        ShardFile::new(shard, LadderSettings::new(job, self), &lists)
+        let lists = self.checkpoints.iter().map(|c| c.3.as_slice()).chain(self.matches.iter().map(|m| m.2.as_slice()));
+        ShardFile::new(shard, LadderSettings::new(job, self), lists)
     }
 }
 

@@ -176,7 +176,7 @@ impl Played {
             seed: self.seed,
             opening_plies: job.config.opening_plies,
         };
-        ShardFile::new(shard, settings, std::slice::from_ref(&self.games))
+        ShardFile::new(shard, settings, [self.games.as_slice()])
     }
 
     /// The match as `match --json` prints it: the summary, A's Elo interval, the SPRT's

@@ -13,7 +13,7 @@ use tafl_lab::nn::{NetConfig, NetEvaluator, Precision, TaflNet};
 use tafl_lab::play::random_playout;
 use tafl_lab::rules::perft::perft;
 use tafl_lab::rules::{Position, Variant};
-use tafl_lab::search::SearchConfig;
+use tafl_lab::search::{EvalRequest, Evaluation, Evaluator, SearchConfig, Ticket};
 use tafl_lab::selfplay::{self, SelfPlayConfig};
 use tafl_lab::train::{RunConfig, DEFAULT_CONFIG};
 
@@ -165,6 +165,12 @@ struct SearchFigures {
     cache_hit_rate: f64,
     mean_batch: f64,
     moves_per_s: f64,
+    /// Lane-microseconds in the evaluator per position the network evaluated (encoding,
+    /// forward pass, priors); compare with `lanes / raw` for the forward pass alone.
+    row_us: f64,
+    /// Lane-microseconds outside the evaluator (tree work, move making, the cache) per
+    /// evaluation search received.
+    tree_us: f64,
 }
 
 /// Positions from random games, for realistic inputs.
@@ -218,6 +224,37 @@ impl RawForward {
             calls += 1;
         }
         (calls * self.batch as u64, t.elapsed().as_secs_f64())
+    }
+}
+
+/// An evaluator that counts the seconds spent in it: what search's evaluations cost
+/// (encoding, the forward pass, the priors) apart from the tree work around them.
+struct Timed<E> {
+    inner: E,
+    seconds: f64,
+}
+
+impl<E: Evaluator> Timed<E> {
+    fn timed<T>(&mut self, f: impl FnOnce(&mut E) -> T) -> T {
+        let t = Instant::now();
+        let r = f(&mut self.inner);
+        self.seconds += t.elapsed().as_secs_f64();
+        r
+    }
+}
+
+impl<E: Evaluator> Evaluator for Timed<E> {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        self.timed(|e| e.evaluate(batch))
+    }
+    fn cache_key(&self, position: &Position) -> Option<u64> {
+        self.inner.cache_key(position)
+    }
+    fn start(&mut self, batch: &[EvalRequest<'_>]) -> Ticket {
+        self.timed(|e| e.start(batch))
+    }
+    fn finish(&mut self, ticket: Ticket) -> Vec<Evaluation> {
+        self.timed(|e| e.finish(ticket))
     }
 }
 
@@ -285,7 +322,7 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
     let runs = on_lanes(pairs, |lane, (net, raw_net)| {
         let mut raw = RawForward::new(raw_net, &input, batch, kind);
         let (mut raw_evals, mut raw_secs) = (0u64, 0.0);
-        let mut evaluator = NetEvaluator::new(net, &variant, precision);
+        let mut evaluator = Timed { inner: NetEvaluator::new(net, &variant, precision), seconds: 0.0 };
         let t = Instant::now();
         let mut slice_start = Instant::now();
         let p = selfplay::play(&variant, &cfg, &mut evaluator, 1 + lane as u64, &mut |_| true, &mut |_| {}, &mut |_| {
@@ -297,12 +334,16 @@ fn search_figures(name: &str, seconds: f64, batch: usize, sims: u32, lanes: usiz
             }
             t.elapsed().as_secs_f64() - raw_secs < seconds
         });
-        (p, t.elapsed().as_secs_f64() - raw_secs, raw_evals as f64 / raw_secs.max(1e-9))
+        (p, t.elapsed().as_secs_f64() - raw_secs, raw_evals as f64 / raw_secs.max(1e-9), evaluator.seconds)
     });
     let raw = runs.iter().map(|r| r.2).sum();
     let secs = runs.iter().map(|r| r.1).fold(0.0, f64::max);
     let p = total(runs.iter().map(|r| &r.0));
+    let lane_secs: f64 = runs.iter().map(|r| r.1).sum();
+    let evaluator_secs: f64 = runs.iter().map(|r| r.3).sum();
     Ok(SearchFigures {
+        row_us: 1e6 * evaluator_secs / p.cache.misses.max(1) as f64,
+        tree_us: 1e6 * (lane_secs - evaluator_secs) / p.evaluations.max(1) as f64,
         variant: name.to_string(),
         net: net_cfg,
         raw,
@@ -338,7 +379,7 @@ fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Re
     let next = std::sync::atomic::AtomicU64::new(0);
     let t = Instant::now();
     let runs = on_lanes(nets, |_, net| {
-        let mut evaluator = NetEvaluator::new(net, &variant, precision);
+        let mut evaluator = Timed { inner: NetEvaluator::new(net, &variant, precision), seconds: 0.0 };
         let mut next_game = |_: &selfplay::Progress| {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             (k < games).then(|| (k, selfplay::game_seed(cfg.seed, 1, k)))
@@ -405,6 +446,9 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                     "cache_hit_rate": f.cache_hit_rate,
                     "mean_batch": f.mean_batch,
                     "selfplay_moves_per_s": f.moves_per_s,
+                    "raw_us_per_row": lanes as f64 * 1e6 / f.raw,
+                    "evaluator_us_per_row": f.row_us,
+                    "tree_us_per_eval": f.tree_us,
                 }),
             );
         }
@@ -426,13 +470,23 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
         )?;
         writeln!(
             out,
-            "{:<12} {:>6} {:>10} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>9}",
-            "variant", "net", "raw fp32", "raw evals/s", "search evals/s", "ratio", "network evals/s", "cache hits", "mean batch", "moves/s"
+            "{:<12} {:>6} {:>10} {:>12} {:>14} {:>7} {:>15} {:>10} {:>11} {:>9} {:>18}",
+            "variant",
+            "net",
+            "raw fp32",
+            "raw evals/s",
+            "search evals/s",
+            "ratio",
+            "network evals/s",
+            "cache hits",
+            "mean batch",
+            "moves/s",
+            "µs raw/eval/tree"
         )?;
         for f in &figures {
             writeln!(
                 out,
-                "{:<12} {:>6} {:>10.0} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.1} {:>9.1}",
+                "{:<12} {:>6} {:>10.0} {:>12.0} {:>14.0} {:>6.1}% {:>15.0} {:>9.1}% {:>11.1} {:>9.1} {:>6.1}/{:>5.1}/{:>5.1}",
                 f.variant,
                 f.net.to_string(),
                 f.raw_fp32,
@@ -442,7 +496,10 @@ fn search(args: &SearchBenchArgs, out: &mut impl Write) -> Result<()> {
                 f.network,
                 100.0 * f.cache_hit_rate,
                 f.mean_batch,
-                f.moves_per_s
+                f.moves_per_s,
+                lanes as f64 * 1e6 / f.raw,
+                f.row_us,
+                f.tree_us
             )?;
         }
         if let Some(d) = &default {

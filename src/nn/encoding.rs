@@ -13,7 +13,8 @@
 //! flat index `(d * (N - 1) + k - 1) * N * N + r * N + f`. The policy map has no version:
 //! it is the same for every encoding.
 
-use crate::rules::{Direction, Geometry, Move, Piece, Position, Reason, Side, Square, Variant};
+use crate::rules::geometry::CELLS;
+use crate::rules::{Direction, Geometry, Move, Piece, Position, Side, Square, Variant};
 use serde::{Deserialize, Serialize};
 
 /// The input planes of version 1, in order.
@@ -207,6 +208,9 @@ pub struct Encoder {
     encoding: Encoding,
     /// Throne, escape and camp planes.
     fixed: Vec<f32>,
+    /// The dense index (`Geometry::dense`) of each square, by its cell index
+    /// ([`Square::index`]): looked up for every mark of the tactical planes.
+    dense: Vec<u16>,
     ply_cap: f32,
 }
 
@@ -234,7 +238,11 @@ impl Encoder {
             fixed[nn + i] = variant.is_escape(sq) as u8 as f32;
             fixed[2 * nn + i] = variant.is_camp(sq) as u8 as f32;
         }
-        Encoder { geometry: g, encoding, fixed, ply_cap: variant.ply_cap().max(1) as f32 }
+        let mut dense = vec![u16::MAX; CELLS];
+        for sq in g.squares() {
+            dense[sq.index()] = g.dense(sq) as u16;
+        }
+        Encoder { geometry: g, encoding, fixed, dense, ply_cap: variant.ply_cap().max(1) as f32 }
     }
 
     /// Floats per encoded position (never 0: there is no empty encoding, so no `is_empty`).
@@ -290,23 +298,22 @@ impl Encoder {
         let g = self.geometry;
         let nn = g.num_squares();
         out.fill(0.0);
-        let mut mark = |plane: usize, sq: Square| out[plane * nn + g.dense(sq)] = 1.0;
-        let escape = |sq: Square| self.fixed[nn + g.dense(sq)] == 1.0;
+        let dense = |sq: Square| usize::from(self.dense[sq.index()]);
+        let mut mark = |plane: usize, sq: Square| out[plane * nn + dense(sq)] = 1.0;
+        let escape = |sq: Square| self.fixed[nn + dense(sq)] == 1.0;
         let variant = pos.variant();
-        let mut setup = pos.to_setup();
-        let mut with_to_move = |side: Side| {
-            setup.to_move = side;
-            Position::from_setup(variant.clone(), &setup).expect("a position's own board is legal")
-        };
-        let (mut attackers, mut defenders) = (with_to_move(Side::Attackers), with_to_move(Side::Defenders));
+        // The board as a new game's first position with the defenders to move: the king's
+        // moves are made on it (a move may end the game), the other moves only looked at.
+        let mut defenders = pos.analysis_copy(Side::Defenders);
         let king = pos.king();
 
         // The king: one move, then a second from each square the first reaches.
         let mut first = Vec::with_capacity(4 * g.size() as usize);
         defenders.generate_moves_from(king, &mut first);
-        let mut one = vec![false; nn];
+        // Sets of squares by cell index, on the stack.
+        let mut one = [false; CELLS];
         for m in &first {
-            one[g.dense(m.to)] = true;
+            one[m.to.index()] = true;
             mark(KING_MOVES, m.to);
             if escape(m.to) {
                 mark(ESCAPE_NOW, m.to);
@@ -319,7 +326,7 @@ impl Encoder {
                 moves.clear();
                 defenders.generate_moves_from(m1.to, &mut moves);
                 for m2 in &moves {
-                    if m2.to != king && !one[g.dense(m2.to)] {
+                    if m2.to != king && !one[m2.to.index()] {
                         mark(KING_MOVES_2, m2.to);
                         if escape(m2.to) {
                             mark(ESCAPE_TWO, m2.to);
@@ -339,36 +346,34 @@ impl Encoder {
                 g.contains(f, r).then(|| Square::new(f as u8, r as u8))
             })
         };
-        let mut beside_a_piece_of = [vec![false; nn], vec![false; nn]];
-        let mut pieces = [Vec::new(), Vec::new()];
+        // By cell index; the cells off the board beside the edge are marked too, never read.
+        let mut beside_a_piece_of = [[false; CELLS]; 2];
+        let mut pieces = [Vec::with_capacity(nn), Vec::with_capacity(nn)];
         for sq in g.squares() {
             if let Some(piece) = pos.piece_at(sq) {
                 pieces[piece.side().index()].push(sq);
-                for q in beside(sq) {
-                    beside_a_piece_of[piece.side().index()][g.dense(q)] = true;
+                for d in Direction::ALL {
+                    beside_a_piece_of[piece.side().index()][(sq.index() as isize + d.offset()) as usize] = true;
                 }
             }
         }
-        for (p, side, reach, capturable) in
-            [(&mut attackers, Side::Attackers, ATTACKER_REACH, DEFENDERS_CAPTURABLE), (&mut defenders, Side::Defenders, DEFENDER_REACH, ATTACKERS_CAPTURABLE)]
-        {
+        for (side, reach, capturable) in [(Side::Attackers, ATTACKER_REACH, DEFENDERS_CAPTURABLE), (Side::Defenders, DEFENDER_REACH, ATTACKERS_CAPTURABLE)] {
             let enemy_beside = &beside_a_piece_of[side.opponent().index()];
             for &from in &pieces[side.index()] {
                 moves.clear();
-                p.generate_moves_from(from, &mut moves);
+                defenders.generate_moves_from(from, &mut moves);
                 for &m in &moves {
                     mark(reach, m.to);
-                    if screen && !enemy_beside[g.dense(m.to)] {
+                    if screen && !enemy_beside[m.to.index()] {
                         continue;
                     }
-                    let undo = p.make(m);
-                    for &c in undo.captures.as_slice() {
+                    let (captures, king_taken) = defenders.captures_of(m);
+                    for &c in captures.as_slice() {
                         mark(capturable, c);
                     }
-                    if p.outcome().is_some_and(|o| o.reason == Reason::KingCaptured) {
+                    if king_taken {
                         mark(capturable, king);
                     }
-                    p.unmake(m, &undo);
                 }
             }
         }

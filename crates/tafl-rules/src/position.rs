@@ -228,6 +228,31 @@ impl Position {
         self.count_current()
     }
 
+    /// This board with `side` to move as the first position of a game (ply 0, no earlier
+    /// positions), its outcome not decided (`None`): for looking at what either side could
+    /// do from here. It equals [`Position::from_setup`] of [`Position::to_setup`] with `side`
+    /// to move in everything but the outcome, without validating the board (it is this
+    /// position's) or deciding whether the game is over, which costs more than the rest
+    /// (encirclement floods the board). Making a move on it decides that move's outcome as
+    /// usual.
+    pub fn analysis_copy(&self, side: Side) -> Position {
+        let mut pos = Position {
+            variant: self.variant.clone(),
+            cells: self.cells,
+            to_move: side,
+            king: self.king,
+            hash: 0,
+            ply: 0,
+            counts: self.counts,
+            history: Vec::with_capacity(8),
+            rep_start: 0,
+            outcome: None,
+        };
+        pos.hash = pos.compute_hash();
+        pos.history.push(pos.hash);
+        pos
+    }
+
     /// The hash recomputed from scratch; equals [`Position::hash`] (a property test checks it).
     pub fn compute_hash(&self) -> u64 {
         let mut h = self.variant.tables.rules_key;

@@ -1,7 +1,7 @@
 //! Invariants as property tests over positions reached by random play on every preset:
 //! generated moves equal the moves of a slow reference written from the rule text alone, the
 //! incremental hash equals a recomputed one, make/unmake restores the position exactly,
-//! `clone_from` equals `clone`, and notation round-trips. Random games on every preset end without panicking.
+//! `clone_from` equals `clone`, notation round-trips, and `captures_of` finds what `make` captures. Random games on every preset end without panicking.
 //! The end screen search uses never clears a move that ends the game.
 
 use proptest::prelude::*;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tafl_rules::notation::{parse_position, position_string};
 use tafl_rules::ruleset::CornerKind;
 use tafl_rules::variant::PRESETS;
-use tafl_rules::{EndScreen, Move, Piece, Position, Reason, Square, Variant};
+use tafl_rules::{EndScreen, Move, Piece, Position, Reason, Side, Square, Variant};
 
 fn presets() -> Vec<Arc<Variant>> {
     PRESETS.iter().map(|(n, _)| Arc::new(Variant::preset(n).expect("preset"))).collect()
@@ -124,6 +124,35 @@ fn check(p: &mut Position) {
         p.unmake(mv, &undo);
         let after = (position_string(p), p.to_move(), p.hash(), p.outcome(), p.ply(), p.repetitions());
         assert_eq!(before, after, "unmake of {mv}");
+    }
+    // `captures_of` sees what `make` does, for the moves of either side's pieces, on a copy
+    // of the board with either side to move (`analysis_copy`, which equals `from_setup` in
+    // all but the undecided outcome), and leaves the board as it was.
+    for side in [Side::Attackers, Side::Defenders] {
+        let mut copy = p.analysis_copy(side);
+        let mut setup = p.to_setup();
+        setup.to_move = side;
+        let fresh = Position::from_setup(p.variant().clone(), &setup).expect("a position's own board");
+        assert_eq!(
+            (position_string(&copy), copy.hash(), copy.ply(), copy.repetitions()),
+            (position_string(&fresh), fresh.hash(), fresh.ply(), fresh.repetitions())
+        );
+        assert_eq!(copy.outcome(), None);
+        let board = (position_string(&copy), copy.hash());
+        let mut made = fresh.clone();
+        let mut moves = Vec::new();
+        for (sq, piece) in p.pieces().into_iter().filter(|(_, piece)| piece.side() == side) {
+            moves.clear();
+            copy.generate_moves_from(sq, &mut moves);
+            for &mv in moves.iter().take(6) {
+                let (captures, king_taken) = copy.captures_of(mv);
+                assert_eq!((position_string(&copy), copy.hash()), board, "captures_of {mv} changed the board");
+                let undo = made.make(mv);
+                assert_eq!(captures.sorted(), undo.captures.sorted(), "captures of {mv} ({piece:?}) at\n{p}");
+                assert_eq!(king_taken, made.outcome().is_some_and(|o| o.reason == Reason::KingCaptured), "king capture by {mv} at\n{p}");
+                made.unmake(mv, &undo);
+            }
+        }
     }
     // clone_from into a position of another variant and game (reusing its history's
     // allocation) gives the same position as clone, history included: the next moves repeat

@@ -10,8 +10,8 @@
 //! always found at once) and only floods the whole board when that fails; the exit fort is
 //! tested only when the king stands on the edge. The visited sets are bitsets on the stack.
 
-use super::Position;
-use crate::cell::{side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
+use super::{Captures, Position};
+use crate::cell::{capturable, side_mask, ATTACKER, ATTACKER_OR_BORDER, DEFENDER, DEFENDERS, EMPTY, KING, OFF_BOARD};
 use crate::geometry::{Direction, Square, CELLS, STRIDE};
 use crate::ruleset::{Escape, KingOnEdge, KingStrength, NoMoves, Repetition};
 use crate::types::{Move, Outcome, Reason, Side};
@@ -50,6 +50,42 @@ impl Position {
             NoMoves::Loses => Outcome::win(stuck.opponent(), Reason::NoMoves),
             NoMoves::Draw => Outcome::draw(Reason::NoMoves),
         }
+    }
+
+    /// What moving the piece on `mv.from` to `mv.to` would capture, whichever side owns the
+    /// piece and whoever is to move, without making the move: the captured squares, as
+    /// [`Position::make`] finds them, and whether the move would capture the king (only an
+    /// attacker's can), as `make` decides it. The position is left as it was. For analysis
+    /// (the network's tactical input planes look at every capture either side could make),
+    /// where making each move would also decide every other way the game could end.
+    ///
+    /// The caller guarantees that `mv` is a move of the piece on `mv.from` (from
+    /// [`Position::generate_moves_from`]).
+    pub fn captures_of(&mut self, mv: Move) -> (Captures, bool) {
+        let (from, to) = (mv.from.index(), mv.to.index());
+        let code = self.cells[from];
+        let mover = if code & side_mask(Side::Attackers) != 0 { Side::Attackers } else { Side::Defenders };
+        debug_assert!(code & side_mask(mover) != 0 && self.cells[to] == EMPTY, "captures_of: {mv} is not a move of a piece");
+        let king = self.king;
+        self.cells[from] = EMPTY;
+        self.cells[to] = code;
+        if code == KING {
+            self.king = mv.to;
+        }
+        let captures = self.find_captures(to, code, mover);
+        let victim = capturable(mover);
+        // `make` removes the captured pieces before it decides the king's capture.
+        for &sq in captures.as_slice() {
+            self.cells[sq.index()] = EMPTY;
+        }
+        let king_taken = mover == Side::Attackers && beside(self.king.index(), to) && self.king_captured(mv.to);
+        for &sq in captures.as_slice() {
+            self.cells[sq.index()] = victim;
+        }
+        self.cells[to] = EMPTY;
+        self.cells[from] = code;
+        self.king = king;
+        (captures, king_taken)
     }
 
     /// Decides whether the move just made (by `mover`, piece `code`) ended the game.

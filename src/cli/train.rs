@@ -34,8 +34,9 @@ pub struct TrainArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub minutes: Option<f64>,
     /// Start a new run from this model (e.g. one `pretrain` wrote) instead of a fresh
-    /// network: same variant, and the config's [net] must be its size; the run keeps the
-    /// model's input encoding.
+    /// network: a model of this variant, or of another on the same board size (the nearest
+    /// trained network); the config's [net] must be its size; the run keeps the model's input
+    /// encoding.
     #[arg(long, conflicts_with = "resume")]
     pub init: Option<PathBuf>,
     /// No progress bars; one line per generation.

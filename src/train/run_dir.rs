@@ -215,7 +215,20 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
     let init_net = match init {
         None => None,
         Some(p) => {
-            let (net, meta) = checkpoint::load(p, Some(variant), Device::Cpu).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+            // Any variant on the same board: its weights start the run (the nearest network).
+            let (net, meta) = checkpoint::load(p, None, Device::Cpu).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+            if meta.board_size != variant.geometry.size() {
+                return Err(TrainError::argument(
+                    format!("--init {}", p.display()),
+                    format!(
+                        "the model is of {} on a {1}x{1} board; {2} is played on {3}x{3}",
+                        meta.variant,
+                        meta.board_size,
+                        variant.name,
+                        variant.geometry.size()
+                    ),
+                ));
+            }
             if meta.net != cfg.net {
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),

@@ -37,8 +37,21 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
 /// A new run from an `--init` model keeps the model's encoding (whatever the config's `[net]`
 /// says or leaves to the default), and says so when that differs: a model is always fed the
 /// planes it was trained on. Its size must match the config's (`create_run` checks).
-fn keep_init_encoding(cfg: &mut RunConfig, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
+///
+/// A model of another variant on the same board starts the run as well (the nearest trained
+/// network, issue 39: the input planes show each variant's special squares, so the weights
+/// carry over); that is said too.
+fn keep_init_encoding(cfg: &mut RunConfig, variant: &Variant, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
     let meta = checkpoint::resolve(init).and_then(|p| checkpoint::read_meta(&p)).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+    if meta.variant != variant.name && meta.board_size == variant.geometry.size() {
+        reporter.line(&format!(
+            "--init {}: a network trained on {} (generation {}); the run starts {} from its weights",
+            init.display(),
+            meta.variant,
+            meta.generation,
+            variant.name
+        ));
+    }
     if meta.net.encoding != cfg.net.encoding {
         reporter.line(&format!(
             "--init {}: a network of input encoding {}; the run keeps it (the config's [net] gives {})",
@@ -107,7 +120,7 @@ impl Trainer {
             Some(s) => s,
             None => {
                 if let Some(init) = overrides.init.as_deref() {
-                    keep_init_encoding(&mut cfg, init, reporter)?;
+                    keep_init_encoding(&mut cfg, &variant, init, reporter)?;
                 }
                 create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
             }
@@ -511,21 +524,56 @@ mod tests {
         let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh"));
         let mut cfg = RunConfig::from_toml(super::super::DEFAULT_CONFIG, "default").expect("the default config");
         assert_eq!(cfg.net.encoding, Encoding::V2);
+        let variant = Variant::from_spec(&cfg.variant).expect("variant");
         let lines = Lines(Mutex::new(Vec::new()));
-        keep_init_encoding(&mut cfg, shipped, &lines).expect("the shipped model reads");
+        keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
         assert_eq!(cfg.net.encoding, Encoding::V1);
-        keep_init_encoding(&mut cfg, shipped, &lines).expect("again");
+        keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("again");
         let said = lines.0.lock().expect("not poisoned").clone();
         assert!(said.len() == 1 && said[0].contains("input encoding 1; the run keeps it"), "{said:?}");
         let dir = std::env::temp_dir().join(format!("tafl-lab-init-encoding-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let rd = RunDir::new(&dir);
-        let variant = Variant::from_spec(&cfg.variant).expect("variant");
         create_run(&rd, &cfg, &variant, Some(shipped)).expect("a run from the shipped model");
         assert_eq!(rd.load_config().expect("saved config").net.encoding, Encoding::V1);
         assert_eq!(checkpoint::read_meta(&rd.model(0)).expect("generation 0").net.encoding, Encoding::V1);
-        let missing = keep_init_encoding(&mut cfg, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
+        let missing = keep_init_encoding(&mut cfg, &variant, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
         assert!(missing.contains("--init"), "{missing}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The nearest trained network: a model of brandubh starts a run on magpie (another 7x7
+    /// variant), says so, and its generation 0 is that network under magpie's name; on
+    /// tablut (9x9) it is refused with both boards named.
+    #[test]
+    fn a_model_of_another_variant_on_the_same_board_starts_a_run() {
+        let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/brandubh"));
+        let dir = std::env::temp_dir().join(format!("tafl-lab-init-nearest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (shipped_net, shipped_meta) = checkpoint::load(shipped, None, Device::Cpu).expect("the shipped model");
+        for (name, ok) in [("magpie", true), ("tablut", false)] {
+            let mut cfg = RunConfig::from_toml(super::super::DEFAULT_CONFIG, "default").expect("the default config");
+            cfg.variant = name.to_string();
+            cfg.net = shipped_meta.net;
+            let variant = Variant::from_spec(name).expect("preset");
+            let lines = Lines(Mutex::new(Vec::new()));
+            keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
+            let said = lines.0.lock().expect("not poisoned").clone();
+            let rd = RunDir::new(&dir.join(name));
+            let made = create_run(&rd, &cfg, &variant, Some(shipped));
+            if ok {
+                made.expect("a magpie run from the brandubh model");
+                assert!(said.iter().any(|l| l.contains("trained on brandubh") && l.contains("starts magpie")), "{said:?}");
+                let (net, meta) = checkpoint::load(&rd.model(0), Some(&variant), Device::Cpu).expect("generation 0 is magpie's");
+                assert_eq!(meta.variant, "magpie");
+                let (a, b) = (net.vs.variables(), shipped_net.vs.variables());
+                assert!(a.iter().all(|(k, t)| t.equal(&b[k])), "generation 0 holds the brandubh weights");
+            } else {
+                let e = made.expect_err("a 7x7 model cannot start a 9x9 run").to_string();
+                assert!(e.contains("--init") && e.contains("7x7") && e.contains("9x9"), "{e}");
+                assert!(!rd.root.join("state.json").exists(), "nothing written");
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,6 +6,9 @@
 #   scripts/atlas.sh ard-ri magpie        # only these
 #   ATLAS_MINUTES=30 scripts/atlas.sh     # a budget for every run instead of the board's
 #   scripts/atlas.sh --keep [VARIANT...]  # only copy the runs' resume state (while they run)
+#   ATLAS_INIT=models/atlas/tablut scripts/atlas.sh foteviken-tablut
+#                                         # new runs start from that model (same board size:
+#                                         # the nearest trained network) instead of scratch
 #
 # Each run lives in $ATLAS_RUNS/<variant> (default runs/atlas, outside git: shards are big and
 # self-play remakes them). When a run stops (its budget spent, or killed), its resume state
@@ -84,7 +87,9 @@ for v in "${order[@]}"; do
     "$bin" train --resume "${args[@]}" || { keep "$v"; exit 1; }
   else
     mkdir -p "$runs"
-    "$bin" train --variant "$v" "${args[@]}" || { keep "$v"; exit 1; }
+    init=()
+    [[ -n ${ATLAS_INIT:-} ]] && init=(--init "$ATLAS_INIT")
+    "$bin" train --variant "$v" "${args[@]}" "${init[@]}" || { keep "$v"; exit 1; }
   fi
   keep "$v"
 done

@@ -65,7 +65,9 @@ pub struct BalanceArgs {
     /// itself at each of --sims (default 64,256; --games each, at least 2 random opening
     /// plies), the handicap that evens it at the first of them (--factors, --games at each),
     /// and its matches kept in <preset>/matches/*.json. Writes atlas.md, atlas.csv,
-    /// atlas.json, atlas.html and the handicap plot into --out.
+    /// atlas.json, atlas.html and the handicap plot into --out. Each preset's games are kept in
+    /// --out/presets/<preset>.json as soon as they are played; a later run with the same
+    /// model and settings takes them from there instead of playing them again.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["compare", "ladder", "merge", "shard", "handicap", "variants", "agent", "sets"])]
     pub atlas: Option<PathBuf>,
     /// With --atlas: the search multipliers of each preset's handicap.
@@ -273,6 +275,16 @@ fn atlas(a: &BalanceArgs, dir: &Path, command: &str, out: &mut impl Write) -> Re
             Ok(a.device.apply(s))
         };
         let strength = atlas::strength(dir, p)?;
+        let model = tafl_lab::nn::checkpoint::model_file(&p.model)?;
+        let key = atlas::MeasureKey { model_sha256: model.sha256, sims: sims.clone(), factors: factors.clone(), games: a.games, seed: a.seed, opening_plies };
+        if let Some(m) = atlas::kept(&a.out, &p.name, &key) {
+            bar.inc(per_preset as u64);
+            bar.suspend(|| {
+                writeln!(out, "{}: measured before with this model and these settings (kept in {}), not played again", p.name, a.out.join("presets").display())
+            })?;
+            rows.push(AtlasRow::new(p, strength, m.balance, m.handicap));
+            continue;
+        }
         let jobs: Vec<BalanceJob> =
             sims.iter().map(|&n| Ok(BalanceJob { variant: p.variant.clone(), changes: Vec::new(), agent: spec(n)? })).collect::<Result<_>>()?;
         let (balance_rows, _) = balance::measure_with_games(&jobs, a.games, a.seed, opening_plies, None, &|_| bar.inc(1))?;
@@ -284,6 +296,7 @@ fn atlas(a: &BalanceArgs, dir: &Path, command: &str, out: &mut impl Write) -> Re
             bar.suspend(|| writeln!(out, "{}", r.summary_line()))?;
         }
         bar.suspend(|| writeln!(out, "{}: handicap: {}", p.name, summary.verdict))?;
+        atlas::keep(&a.out, &p.name, &atlas::Measured { key, balance: balance_rows.clone(), handicap: Some(summary.clone()) })?;
         rows.push(AtlasRow::new(p, strength, balance_rows, Some(summary)));
     }
     bar.finish_and_clear();

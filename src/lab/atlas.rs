@@ -186,6 +186,53 @@ impl AtlasRow {
     }
 }
 
+/// What a preset's self-play measurement (its balance rows and handicap) depends on: the
+/// model's weights and the run's settings. The same key gives the same games (every game is
+/// seeded from the run's seed), so a measurement kept under it stands for playing them again.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MeasureKey {
+    pub model_sha256: String,
+    pub sims: Vec<u32>,
+    pub factors: Vec<u32>,
+    pub games: usize,
+    pub seed: u64,
+    pub opening_plies: u32,
+}
+
+/// One preset's self-play measurement, kept in `<out>/presets/<preset>.json` as soon as it is
+/// made: the atlas of many presets takes hours on two cores, and adding one preset (or a run
+/// cut short) then plays only what is new.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Measured {
+    pub key: MeasureKey,
+    pub balance: Vec<BalanceRow>,
+    pub handicap: Option<HandicapSummary>,
+}
+
+fn kept_path(out: &Path, preset: &str) -> PathBuf {
+    out.join("presets").join(format!("{preset}.json"))
+}
+
+/// The measurement of `preset` kept in `out` under `key`, if there is one: `None` when there
+/// is no file, it does not read, or it was made with another model or other settings.
+pub fn kept(out: &Path, preset: &str, key: &MeasureKey) -> Option<Measured> {
+    let text = std::fs::read_to_string(kept_path(out, preset)).ok()?;
+    let m: Measured = serde_json::from_str(&text).ok()?;
+    (m.key == *key).then_some(m)
+}
+
+/// Keeps `measured` for `preset` in `out` (written to a temporary name and renamed).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn keep(out: &Path, preset: &str, measured: &Measured) -> Result<(), AtlasError> {
+    let path = kept_path(out, preset);
+    let io = |e: std::io::Error| AtlasError::Read(path.clone(), e.to_string());
+    std::fs::create_dir_all(path.parent().expect("a file in a folder")).map_err(io)?;
+    let text = serde_json::to_string_pretty(measured).expect("a measurement serialises") + "\n";
+    crate::fsio::atomic_write(&path, text.as_bytes()).map_err(io)
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -457,6 +504,31 @@ mod tests {
                 verdict: "even".into(),
             }),
         }
+    }
+
+    /// A kept measurement is found again under its key only: another seed, other factors or
+    /// another model's hash find nothing, and so does a file that does not read.
+    #[test]
+    fn a_kept_measurement_is_found_only_under_its_own_key() {
+        let out = std::env::temp_dir().join(format!("tafl-lab-atlas-kept-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let key = MeasureKey { model_sha256: "ab".repeat(32), sims: vec![64, 256], factors: vec![2, 4, 8], games: 100, seed: 51, opening_plies: 2 };
+        let r = row();
+        let m = Measured { key: key.clone(), balance: r.balance.clone(), handicap: r.handicap.clone() };
+        assert_eq!(kept(&out, "brandubh", &key), None, "nothing kept yet");
+        keep(&out, "brandubh", &m).expect("kept");
+        assert_eq!(kept(&out, "brandubh", &key), Some(m));
+        assert_eq!(kept(&out, "magpie", &key), None, "another preset");
+        for other in [
+            MeasureKey { seed: 52, ..key.clone() },
+            MeasureKey { factors: vec![2, 4], ..key.clone() },
+            MeasureKey { model_sha256: "cd".repeat(32), ..key.clone() },
+        ] {
+            assert_eq!(kept(&out, "brandubh", &other), None, "{other:?}");
+        }
+        std::fs::write(out.join("presets/brandubh.json"), "{ not json").unwrap();
+        assert_eq!(kept(&out, "brandubh", &key), None, "a broken file is measured again");
+        let _ = std::fs::remove_dir_all(&out);
     }
 
     #[test]

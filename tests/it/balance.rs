@@ -452,6 +452,15 @@ fn the_atlas_measures_every_trained_preset_and_reads_its_matches() {
     let md = std::fs::read_to_string(out.join("atlas.md")).unwrap();
     assert!(md.contains("`mcts:sims=400`: 7-1-2 attacking, 10-0-0 defending"), "{md}");
     assert_eq!(std::fs::read_to_string(out.join("atlas.csv")).unwrap().lines().count(), 3, "a header and a line per strength");
+    // Run again with the same model and settings: the kept games stand for playing them, and
+    // the table is the same; another seed plays them again.
+    let json_before = std::fs::read_to_string(out.join("atlas.json")).unwrap();
+    let again = ok(&run(&args));
+    assert!(again.contains("brandubh: measured before") && !again.contains("brandubh @ 2 sims"), "{again}");
+    assert_eq!(std::fs::read_to_string(out.join("atlas.json")).unwrap(), json_before);
+    let mut reseeded = args;
+    reseeded[10] = "4";
+    assert!(!ok(&run(&reseeded)).contains("measured before"), "another seed is measured afresh");
     // A model folder that is not a preset's name, and an empty folder, are one-line errors.
     std::fs::create_dir_all(atlas.join("mine")).unwrap();
     std::fs::copy(model.join("model.safetensors"), atlas.join("mine/model.safetensors")).unwrap();

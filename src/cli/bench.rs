@@ -379,7 +379,7 @@ fn default_selfplay(games: u64, device: tch::Device, precision: Precision) -> Re
     let next = std::sync::atomic::AtomicU64::new(0);
     let t = Instant::now();
     let runs = on_lanes(nets, |_, net| {
-        let mut evaluator = Timed { inner: NetEvaluator::new(net, &variant, precision), seconds: 0.0 };
+        let mut evaluator = NetEvaluator::new(net, &variant, precision);
         let mut next_game = |_: &selfplay::Progress| {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             (k < games).then(|| (k, selfplay::game_seed(cfg.seed, 1, k)))

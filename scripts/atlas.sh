@@ -61,7 +61,7 @@ keep() {
   rm -rf "$dst/run"
   mv "$tmp" "$dst/run"
   cp "$src/models/$latest" "$dst/.model.tmp" && mv "$dst/.model.tmp" "$dst/model.safetensors"
-  echo "atlas: $v: kept generation ${g#0*} in $dst"
+  echo "atlas: $v: kept generation $((10#$g)) in $dst"
 }
 
 if $keep_only; then

@@ -236,13 +236,32 @@ fn two_workers_feed_a_trainer() {
     let d = run_dir.to_str().unwrap();
     let mut trainer = bin().args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--quiet"]).stderr(Stdio::null()).spawn().unwrap();
     wait_for(&mut trainer, "the first model", || run_dir.join("models/latest").exists());
-    // alpha stops after one shard (2 games) and beta plays on, so both contribute however
-    // the two processes are scheduled (with two unlimited workers, a busy machine could let
-    // one of them write every shard).
-    let mut workers: Vec<Child> = [("alpha", "2"), ("beta", "0")]
-        .iter()
-        .map(|(name, games)| bin().args(["selfplay", "--run-dir", d, "--name", name, "--games", games, "--quiet"]).stderr(Stdio::null()).spawn().unwrap())
-        .collect();
+    // alpha plays one shard (2 games) and stops; only then does beta start and play on, so
+    // both contribute however the processes are scheduled. (Started together, a busy CI
+    // machine once let beta write all eight shards while alpha was still on its two games.)
+    let log = |name: &str| std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+    let mut alpha = bin().args(["selfplay", "--run-dir", d, "--name", "alpha", "--games", "2", "--quiet"]).stderr(log("alpha")).spawn().unwrap();
+    let has_alpha = || run_dir.join("games").exists() && shards(&run_dir).iter().any(|p| p.to_string_lossy().contains("-alpha-"));
+    let mut wrote = false;
+    for _ in 0..1200 {
+        let ended = alpha.try_wait().unwrap();
+        if has_alpha() {
+            wrote = true;
+            break;
+        }
+        if let Some(status) = ended {
+            let _ = trainer.kill();
+            panic!("alpha ended ({status}) without a shard: {}", std::fs::read_to_string(dir.join("alpha.log")).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if !wrote {
+        let _ = trainer.kill();
+        let _ = alpha.kill();
+        panic!("gave up waiting for alpha's shard");
+    }
+    let beta = bin().args(["selfplay", "--run-dir", d, "--name", "beta", "--games", "0", "--quiet"]).stderr(log("beta")).spawn().unwrap();
+    let mut workers: Vec<Child> = vec![alpha, beta];
     let mut status = None;
     for _ in 0..1200 {
         if let Some(s) = trainer.try_wait().unwrap() {

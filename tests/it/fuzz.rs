@@ -499,6 +499,8 @@ const RULES_DICT: &[&str] = &[
     "cor:",
     "cor:a1",
     "afor:a1,a2",
+    "aforre:",
+    "cenre:tcnkTCNK",
     "tfr:dl",
     "nm:d",
     "kspd:",

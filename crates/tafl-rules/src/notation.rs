@@ -337,6 +337,10 @@ struct Reading<'a> {
     corh: &'a str,
     cors: &'a str,
     aforh: &'a str,
+    /// `aforre:`, who may enter a camp from outside, and whether `cenre:` was given: OpenTafl
+    /// 0.4.8 reads `aforre:` (and `corre:`, `dforre:`) only when the string also has `cenre:`.
+    aforre: Option<&'a str>,
+    cenre_given: bool,
     /// `ke:`, which refines `ks:`.
     king_on_edge: Option<KingOnEdge>,
     /// `kspd:`, which refines `spd:`.
@@ -361,9 +365,9 @@ fn no_jumps(_: &mut Reading<'_>, k: &str, v: &str) -> Result<(), String> {
     }
 }
 
-/// `cenre:`, `corre:`, `aforre:`: who may enter a special square from outside. tafl-lab lets
-/// every piece that may stop there enter it, which is OpenTafl's default (every piece type
-/// listed).
+/// `cenre:`, `corre:`: who may enter the throne or a corner from outside. tafl-lab lets every
+/// piece that may stop there enter it, which is OpenTafl's default (every piece type listed).
+/// (`aforre:` is checked with the camps, once every key is read.)
 fn reentry(_: &mut Reading<'_>, k: &str, v: &str) -> Result<(), String> {
     if v.contains('t') && v.contains('T') && v.contains('K') {
         Ok(())
@@ -566,9 +570,15 @@ const RULES_KEYS: &[(&str, Setter)] = &[
     ("dforp", ignore),
     ("dfors", ignore),
     ("dforre", ignore),
-    ("cenre", reentry),
+    ("cenre", |x, k, v| {
+        x.cenre_given = true;
+        reentry(x, k, v)
+    }),
     ("corre", reentry),
-    ("aforre", reentry),
+    ("aforre", |x, _, v| {
+        x.aforre = Some(v);
+        Ok(())
+    }),
 ];
 
 impl<'a> Reading<'a> {
@@ -586,6 +596,8 @@ impl<'a> Reading<'a> {
             corh: "tcnkTCNK",
             cors: "K",
             aforh: "TCNK",
+            aforre: None,
+            cenre_given: false,
             king_on_edge: None,
             king_speed: None,
         }
@@ -593,7 +605,7 @@ impl<'a> Reading<'a> {
 
     /// The variant: the extension keys applied, the square settings turned into rules.
     fn finish(self, pieces: Vec<(Square, Piece)>) -> Result<Variant, String> {
-        let Reading { g, mut r, name, cenh, cenhe, cenp, cens, corh, cors, aforh, king_on_edge, king_speed } = self;
+        let Reading { g, mut r, name, cenh, cenhe, cenp, cens, corh, cors, aforh, aforre, cenre_given, king_on_edge, king_speed } = self;
         if let Some(e) = king_on_edge {
             r.king_on_edge = e;
         }
@@ -616,6 +628,19 @@ impl<'a> Reading<'a> {
         r.corners.hostile_to_defenders = ch(true);
         r.corners.stop = who_of(cors, "cors")?;
         if !r.camps.squares.is_empty() {
+            // tafl-lab's camps let no piece enter from outside (a piece in one may move within
+            // it and leave). OpenTafl lets every piece enter unless `aforre:` is empty, and
+            // reads `aforre:` only beside `cenre:`: anything else would be other rules.
+            if aforre != Some("") || !cenre_given {
+                return Err(format!(
+                    "afor: with {}: OpenTafl lets pieces enter those camps from outside, tafl-lab's camps let none (write `aforre: cenre:tcnkTCNK corre:tcnkTCNK`)",
+                    match aforre {
+                        Some("") => "`aforre:` but no `cenre:` (OpenTafl then ignores `aforre:`)".to_string(),
+                        Some(v) => format!("`aforre:{v}`"),
+                        None => "no `aforre:`".to_string(),
+                    }
+                ));
+            }
             let ah = |upper| if aforh.contains(if upper { 'T' } else { 't' }) { When::WhenEmpty } else { When::Never };
             r.camps.hostile_to_attackers = ah(false);
             r.camps.hostile_to_defenders = ah(true);
@@ -755,6 +780,13 @@ pub fn rules_string(v: &Variant) -> Result<String, InexpressibleRules> {
         let list: Vec<String> = k.squares.iter().map(|s| s.to_string()).collect();
         parts.push(format!("afor:{}", list.join(",")));
         parts.push(format!("aforh:{}", letters(k.hostile_to_attackers == When::WhenEmpty, k.hostile_to_defenders == When::WhenEmpty)));
+        // No piece enters a camp from outside. OpenTafl 0.4.8 reads `aforre:` only when
+        // `cenre:` is present, and then reads `corre:` and `dforre:` too (a missing one would
+        // mean that no piece may enter a corner), so all four are written.
+        parts.push("aforre:".into());
+        parts.push("cenre:tcnkTCNK".into());
+        parts.push("corre:tcnkTCNK".into());
+        parts.push("dforre:tcnkTCNK".into());
     }
     parts.push(format!("start:{}", pieces_string(g, &v.layout)));
     Ok(parts.join(" "))
@@ -804,24 +836,24 @@ mod tests {
         ("corh", "corh:tcnk"),
         ("cors", "cors:tcnkTCNK"),
         ("corp", "corp:tcnkTCNK"),
-        ("afor", "afor:d1,d7"),
-        ("aforh", "afor:d1,d7 aforh:tcnkTCNK"),
+        ("afor", "aforre: cenre:tcnkTCNK afor:d1,d7"),
+        ("aforh", "aforre: cenre:tcnkTCNK afor:d1,d7 aforh:tcnkTCNK"),
         ("aforp", "aforp:tcnkTCNK"),
         ("afors", "afors:tcnkTCNK"),
         ("dfor", "dfor:"),
         ("dforh", "dforh:tcnkTCNK"),
         ("dforp", "dforp:tcnkTCNK"),
         ("dfors", "dfors:tcnkTCNK"),
-        ("dforre", "dforre:tcnkTCNK"),
-        ("cenre", "cenre:tcnkTCNK"),
-        ("corre", "corre:tcnkTCNK"),
-        ("aforre", "aforre:tcnkTCNK"),
+        ("dforre", "afor:d1,d7 aforre: cenre:tcnkTCNK dforre:tcnkTCNK"),
+        ("cenre", "afor:d1,d7 aforre: cenre:tcnkTCNK"),
+        ("corre", "afor:d1,d7 aforre: cenre:tcnkTCNK corre:tcnkTCNK"),
+        ("aforre", "afor:d1,d7 cenre:tcnkTCNK aforre:"),
     ];
 
     /// The keys `rules_string` writes (when the rules need them); the other keys are only read.
     const WRITTEN: &[&str] = &[
         "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "ke", "nm", "spd", "cap", "sw", "efe", "cen", "cenh", "cenhe", "cenp", "cens", "cor", "corh",
-        "cors", "corp", "afor", "aforh", "start",
+        "cors", "corp", "afor", "aforh", "aforre", "cenre", "corre", "dforre", "start",
     ];
 
     /// Every key of the table is read, and reads back the same rules through `rules_string`;

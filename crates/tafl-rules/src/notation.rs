@@ -341,6 +341,9 @@ struct Reading<'a> {
     /// 0.4.8 reads `aforre:` (and `corre:`, `dforre:`) only when the string also has `cenre:`.
     aforre: Option<&'a str>,
     cenre_given: bool,
+    /// Whether `corre:` was given: beside `cenre:`, OpenTafl takes a missing one as "no piece
+    /// may enter a corner".
+    corre_given: bool,
     /// `ke:`, which refines `ks:`.
     king_on_edge: Option<KingOnEdge>,
     /// `kspd:`, which refines `spd:`.
@@ -574,7 +577,10 @@ const RULES_KEYS: &[(&str, Setter)] = &[
         x.cenre_given = true;
         reentry(x, k, v)
     }),
-    ("corre", reentry),
+    ("corre", |x, k, v| {
+        x.corre_given = true;
+        reentry(x, k, v)
+    }),
     ("aforre", |x, _, v| {
         x.aforre = Some(v);
         Ok(())
@@ -598,6 +604,7 @@ impl<'a> Reading<'a> {
             aforh: "TCNK",
             aforre: None,
             cenre_given: false,
+            corre_given: false,
             king_on_edge: None,
             king_speed: None,
         }
@@ -605,7 +612,7 @@ impl<'a> Reading<'a> {
 
     /// The variant: the extension keys applied, the square settings turned into rules.
     fn finish(self, pieces: Vec<(Square, Piece)>) -> Result<Variant, String> {
-        let Reading { g, mut r, name, cenh, cenhe, cenp, cens, corh, cors, aforh, aforre, cenre_given, king_on_edge, king_speed } = self;
+        let Reading { g, mut r, name, cenh, cenhe, cenp, cens, corh, cors, aforh, aforre, cenre_given, corre_given, king_on_edge, king_speed } = self;
         if let Some(e) = king_on_edge {
             r.king_on_edge = e;
         }
@@ -627,6 +634,11 @@ impl<'a> Reading<'a> {
         r.corners.hostile_to_attackers = ch(false);
         r.corners.hostile_to_defenders = ch(true);
         r.corners.stop = who_of(cors, "cors")?;
+        if cenre_given && !corre_given && r.corners.kind != CornerKind::None {
+            // OpenTafl reads `corre:` whenever `cenre:` is present, and a missing one as an
+            // empty list: no piece could enter a corner, so no corner escape.
+            return Err("cenre: without corre:: OpenTafl then lets no piece enter a corner (write `corre:tcnkTCNK`)".to_string());
+        }
         if !r.camps.squares.is_empty() {
             // tafl-lab's camps let no piece enter from outside (a piece in one may move within
             // it and leave). OpenTafl lets every piece enter unless `aforre:` is empty, and
@@ -836,18 +848,18 @@ mod tests {
         ("corh", "corh:tcnk"),
         ("cors", "cors:tcnkTCNK"),
         ("corp", "corp:tcnkTCNK"),
-        ("afor", "aforre: cenre:tcnkTCNK afor:d1,d7"),
-        ("aforh", "aforre: cenre:tcnkTCNK afor:d1,d7 aforh:tcnkTCNK"),
+        ("afor", "aforre: cenre:tcnkTCNK corre:tcnkTCNK afor:d1,d7"),
+        ("aforh", "aforre: cenre:tcnkTCNK corre:tcnkTCNK afor:d1,d7 aforh:tcnkTCNK"),
         ("aforp", "aforp:tcnkTCNK"),
         ("afors", "afors:tcnkTCNK"),
         ("dfor", "dfor:"),
         ("dforh", "dforh:tcnkTCNK"),
         ("dforp", "dforp:tcnkTCNK"),
         ("dfors", "dfors:tcnkTCNK"),
-        ("dforre", "afor:d1,d7 aforre: cenre:tcnkTCNK dforre:tcnkTCNK"),
-        ("cenre", "afor:d1,d7 aforre: cenre:tcnkTCNK"),
+        ("dforre", "afor:d1,d7 aforre: cenre:tcnkTCNK corre:tcnkTCNK dforre:tcnkTCNK"),
+        ("cenre", "afor:d1,d7 aforre: corre:tcnkTCNK cenre:tcnkTCNK"),
         ("corre", "afor:d1,d7 aforre: cenre:tcnkTCNK corre:tcnkTCNK"),
-        ("aforre", "afor:d1,d7 cenre:tcnkTCNK aforre:"),
+        ("aforre", "afor:d1,d7 cenre:tcnkTCNK corre:tcnkTCNK aforre:"),
     ];
 
     /// The keys `rules_string` writes (when the rules need them); the other keys are only read.
@@ -855,6 +867,30 @@ mod tests {
         "dim", "name", "esc", "surf", "atkf", "tfr", "ka", "ks", "ke", "nm", "spd", "cap", "sw", "efe", "cen", "cenh", "cenhe", "cenp", "cens", "cor", "corh",
         "cors", "corp", "afor", "aforh", "aforre", "cenre", "corre", "dforre", "start",
     ];
+
+    /// Camps are written with who may enter them (`aforre:` empty), beside the `cenre:` that
+    /// makes OpenTafl 0.4.8 read it and the `corre:` it then also reads; a string that would
+    /// make OpenTafl play other camps or corners is refused with the key named.
+    #[test]
+    fn camps_are_written_and_read_only_as_opentafl_plays_them() {
+        let fot = rules_string(&Variant::preset("foteviken-tablut").expect("preset")).unwrap();
+        let tokens: Vec<&str> = fot.split(' ').collect();
+        for t in ["aforre:", "cenre:tcnkTCNK", "corre:tcnkTCNK"] {
+            assert!(tokens.contains(&t), "{t} missing from {fot}");
+        }
+        assert!(parse_rules_string(&fot).is_ok());
+        let without = |drop: &str| tokens.iter().filter(|t| **t != drop).copied().collect::<Vec<_>>().join(" ");
+        for (text, says) in [
+            (without("aforre:"), "no `aforre:`"),
+            (without("cenre:tcnkTCNK"), "no `cenre:`"),
+            // Foteviken has no corners; Brandubh has, and `cenre:` alone shuts them.
+            (rules_string(&Variant::preset("brandubh").expect("preset")).unwrap() + " cenre:tcnkTCNK", "corre:"),
+            (fot.replace("aforre:", "aforre:tcnkTCNK"), "`aforre:tcnkTCNK`"),
+        ] {
+            let e = parse_rules_string(&text).expect_err(&text).to_string();
+            assert!(e.contains(says) && !e.contains('\n'), "{text}: {e}");
+        }
+    }
 
     /// Every key of the table is read, and reads back the same rules through `rules_string`;
     /// a key `rules_string` writes comes back exactly as given; `rules_string` writes no key

@@ -125,6 +125,7 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "az:model=m,probe=0",
         "az:model=m,probe=2",
         "az:model=m,time=1,probe=2,guard=7",
+        "az:model=m,time=1,probe=2,contempt=0.2",
         "mcts:sims=10,guard=5",
     ];
     for t in texts {
@@ -156,6 +157,10 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Fp32, "az:model=m,sims=200"));
     let s = "az:precision=bf16,model=m".parse::<AgentSpec>().unwrap().default_precision(Precision::Fp32);
     assert_eq!((s.precision(), s.to_string().as_str()), (Precision::Bf16, "az:model=m,sims=200,precision=bf16"));
+    for bad in ["1", "-0.1", "nan", "x"] {
+        let e = format!("az:model=m,contempt={bad}").parse::<AgentSpec>().unwrap_err().to_string();
+        assert!(e.contains("contempt") && e.contains("from 0 to below 1"), "{e}");
+    }
     let e = "az:model=m,precision=fp16".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("precision") && e.contains("fp16") && e.contains("auto, fp32 or bf16"), "{e}");
     // The probes: 1 (the escape probe) is the default, 2 adds the fork probe, 0 neither.

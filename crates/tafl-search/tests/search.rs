@@ -922,3 +922,55 @@ fn one_sided_solver_stops_at_its_limit() {
     assert!(matches!(wins_within_limit(&p, Side::Defenders, 7, &mut limit), OneSided::Wins { .. }));
     assert!(limit.moves < 10_000_000, "moves were counted");
 }
+
+/// Fetlar (a repetition is a draw) after each side stepped a piece out and back
+/// and out again: the side to move has a move that brings the start position back a third
+/// time, which ends the game in a draw.
+fn one_move_from_a_repetition_draw() -> (Position, Move) {
+    let mut p = Position::start(variant("fetlar"));
+    let back = |m: Move| Move::new(m.to, m.from);
+    // Steps a piece of the side to move can take back at once (not out of a camp, say).
+    let reversible = |p: &Position| {
+        p.legal_moves().into_iter().find(|&m| {
+            let mut q = p.clone();
+            q.make(m);
+            let r = Position::analysis_copy(&q, p.to_move());
+            r.is_legal(back(m))
+        })
+    };
+    let a = reversible(&p).expect("the attackers can step out and back");
+    p.make(a);
+    let d = reversible(&p).expect("the defenders can step out and back");
+    p.make(d);
+    for m in [back(a), back(d), a, d, back(a)] {
+        assert!(p.is_legal(m), "{m} in\n{p}");
+        p.make(m);
+    }
+    let mut q = p.clone();
+    q.make(back(d));
+    assert!(q.outcome().is_some_and(|o| o.winner.is_none()), "{} should draw by repetition\n{q}", back(d));
+    (p, back(d))
+}
+
+/// Contempt values a draw in the tree at `-contempt` for the side the search plays for: the
+/// repeating move's Q drops from 0 to `-contempt` and it gets fewer visits, while every other
+/// move keeps the evaluator's 0.
+#[test]
+fn contempt_makes_the_searching_side_avoid_a_drawing_repetition() {
+    let (p, draw) = one_move_from_a_repetition_draw();
+    let search = |contempt: f32| {
+        let mut s = Search::new(p.clone(), SearchConfig { contempt, ..cfg(600) }, 3);
+        s.run(&mut UniformEvaluator::new())
+    };
+    let (plain, contempt) = (search(0.0), search(0.4));
+    let stat = |r: &SearchResult| r.moves.iter().find(|m| m.mv == draw).cloned().expect("the drawing move is searched");
+    let (d0, d1) = (stat(&plain), stat(&contempt));
+    assert_eq!((d0.proof, d1.proof), (Proof::Draw, Proof::Draw));
+    assert_eq!(d0.q, Some(0.0));
+    assert!((d1.q.unwrap() + 0.4).abs() < 1e-6, "{:?}", d1.q);
+    assert!(d1.visits < d0.visits, "draw visited {} times with contempt, {} without", d1.visits, d0.visits);
+    assert_ne!(contempt.best, Some(draw));
+    // The opponent's draws count for the searching side: below the root the sign alternates,
+    // so no other root move's value goes below the evaluator's 0 by more than the contempt.
+    assert!(contempt.moves.iter().filter_map(|m| m.q).all(|q| q >= -0.4 - 1e-6));
+}

@@ -112,6 +112,17 @@ pub struct SearchConfig {
     /// The fork probe (module documentation): also prove lost each attacker move after
     /// which a king move leaves an escape threat that no attacker reply stops.
     pub fork_probe: bool,
+    /// Contempt: a game-ending draw in the tree (repetition, ply cap, a proven draw) is worth
+    /// `-contempt` to the side the search plays for and `+contempt` to its opponent, so that
+    /// with a positive value it plays on rather than repeat where it has a fair alternative
+    /// (the spec's `contempt`; 0, the default, values draws at 0 for both, as before). The
+    /// network's own value is unchanged.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub contempt: f32,
+}
+
+fn is_zero(v: &f32) -> bool {
+    *v == 0.0
 }
 
 impl SearchConfig {
@@ -129,6 +140,9 @@ impl SearchConfig {
         }
         if !(self.fpu_reduction >= 0.0 && self.fpu_reduction.is_finite()) {
             return Err(format!("fpu_reduction = {}: must be a number >= 0", self.fpu_reduction));
+        }
+        if !(0.0..1.0).contains(&self.contempt) {
+            return Err(format!("contempt = {}: must be a number in [0, 1)", self.contempt));
         }
         if let Some(n) = self.noise {
             if self.root != RootPolicy::Puct {
@@ -163,6 +177,7 @@ impl Default for SearchConfig {
             root: RootPolicy::Puct,
             escape_probe: true,
             fork_probe: false,
+            contempt: 0.0,
         }
     }
 }

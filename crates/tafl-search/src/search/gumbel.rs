@@ -85,7 +85,7 @@ impl Search {
     pub(super) fn completed_q(&self) -> Vec<f32> {
         let nodes = &self.tree.nodes;
         let root = self.tree.root();
-        let raw: Vec<Option<f32>> = root.children().map(|c| nodes[c].q()).collect();
+        let raw: Vec<Option<f32>> = root.children().map(|c| self.root_child_q(c)).collect();
         let (mut visits, mut mass, mut weighted) = (0.0f32, 0.0f32, 0.0f32);
         for (c, q) in root.children().zip(&raw) {
             if let Some(q) = q {

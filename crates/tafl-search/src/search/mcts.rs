@@ -274,8 +274,8 @@ impl Search {
                 self.tree.nodes[id as usize].raw_value = eval.value();
                 self.expand(id, &mut leaf.position, &leaf.moves, &eval.priors);
             }
-            let node = &self.tree.nodes[id as usize];
-            let value = node.proof.value().unwrap_or_else(|| eval.value());
+            let proven = self.proven_value(self.tree.nodes[id as usize].proof, leaf.path.len() - 1);
+            let value = proven.unwrap_or_else(|| eval.value());
             self.backup(&leaf.path, value, true);
             self.update_proofs(&leaf.path);
             self.done += 1;
@@ -383,7 +383,7 @@ impl Search {
                     Proof::Loss => Proof::Win,
                     p => p,
                 };
-                MoveStat { mv: n.mv, visits: n.visits, prior: n.prior, q: n.q(), proof }
+                MoveStat { mv: n.mv, visits: n.visits, prior: n.prior, q: self.root_child_q(c), proof }
             })
             .collect();
         let best = self.best_child().map(|c| nodes[c].mv);
@@ -437,6 +437,25 @@ impl Search {
 
     // ----- internals ------------------------------------------------------------------
 
+    /// The exact value of `proof` for the side to move at a node `depth` plies below the
+    /// root, with the contempt: a draw is worth `-contempt` to the root's side and
+    /// `+contempt` to the other (sides alternate every ply).
+    fn proven_value(&self, proof: Proof, depth: usize) -> Option<f32> {
+        match proof {
+            Proof::Draw => Some(if depth % 2 == 0 { -self.cfg.contempt } else { self.cfg.contempt }),
+            p => p.value(),
+        }
+    }
+
+    /// [`Node::q`] of root child `c` (an arena index) for the root's side, with the contempt.
+    pub(super) fn root_child_q(&self, c: usize) -> Option<f32> {
+        let n = &self.tree.nodes[c];
+        match n.proof {
+            Proof::Draw => self.proven_value(Proof::Draw, 1).map(|v| -v),
+            _ => n.q(),
+        }
+    }
+
     /// A leaf at the root (path `[0]`, no moves yet), recycled from a spare one if any.
     fn root_leaf(&mut self) -> Leaf {
         match self.spare.pop() {
@@ -464,7 +483,7 @@ impl Search {
         let mut id: NodeId = 0;
         loop {
             let node = &self.tree.nodes[id as usize];
-            if let Some(v) = node.proof.value() {
+            if let Some(v) = self.proven_value(node.proof, leaf.path.len() - 1) {
                 self.backup(&leaf.path, v, false);
                 self.spare.push(leaf);
                 return Descent::Proven;
@@ -479,7 +498,7 @@ impl Search {
             }
             let child = match forced {
                 Some(a) if id == 0 => node.first_child + a as NodeId,
-                _ => self.select(id),
+                _ => self.select(id, leaf.path.len() - 1),
             };
             leaf.position.make(self.tree.nodes[child as usize].mv);
             leaf.path.push(child);
@@ -489,7 +508,7 @@ impl Search {
 
     /// PUCT with first-play urgency and virtual loss; children proven won for the opponent
     /// are never chosen while another exists.
-    fn select(&self, id: NodeId) -> NodeId {
+    fn select(&self, id: NodeId, depth: usize) -> NodeId {
         let nodes = &self.tree.nodes;
         let parent = &nodes[id as usize];
         let n_parent = (parent.visits + parent.in_flight).max(1) as f32;
@@ -505,7 +524,7 @@ impl Search {
                 continue;
             }
             let n = ch.visits + ch.in_flight;
-            let q = match ch.proof.value() {
+            let q = match self.proven_value(ch.proof, depth + 1) {
                 Some(v) => -v,
                 None if n > 0 => (ch.value_sum - ch.in_flight as f32) / n as f32,
                 None => fpu,
@@ -681,7 +700,8 @@ impl Search {
         }
         pool.into_iter().max_by(|&a, &b| {
             let (x, y) = (&nodes[a], &nodes[b]);
-            x.visits.cmp(&y.visits).then(x.q().unwrap_or(-2.0).total_cmp(&y.q().unwrap_or(-2.0))).then(x.prior.total_cmp(&y.prior))
+            let (qx, qy) = (self.root_child_q(a).unwrap_or(-2.0), self.root_child_q(b).unwrap_or(-2.0));
+            x.visits.cmp(&y.visits).then(qx.total_cmp(&qy)).then(x.prior.total_cmp(&y.prior))
         })
     }
 

@@ -247,7 +247,9 @@ impl FromStr for AgentSpec {
                     }
                 }
                 "guard" => spec.guard = value.parse().ok().filter(|&n: &u32| n <= 15).ok_or_else(|| number("a number of plies, 0 to 15"))?,
-                "contempt" => spec.search.contempt = value.parse().ok().filter(|c: &f32| (0.0..1.0).contains(c)).ok_or_else(|| number("a number from 0 to below 1"))?,
+                "contempt" => {
+                    spec.search.contempt = value.parse().ok().filter(|c: &f32| (0.0..1.0).contains(c)).ok_or_else(|| number("a number from 0 to below 1"))?
+                }
                 "time" => {
                     let secs =
                         value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).ok_or_else(|| number("a positive number of seconds"))?;
@@ -256,7 +258,9 @@ impl FromStr for AgentSpec {
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
                 _ => {
-                    return Err(err(format!("unknown option {key:?} (expected sims, time, model, k, cpuct, leaves_per_tree, probe, guard, contempt, device, precision)")))
+                    return Err(err(format!(
+                        "unknown option {key:?} (expected sims, time, model, k, cpuct, leaves_per_tree, probe, guard, contempt, device, precision)"
+                    )))
                 }
             }
         }

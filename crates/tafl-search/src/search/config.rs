@@ -116,7 +116,9 @@ pub struct SearchConfig {
     /// `-contempt` to the side the search plays for and `+contempt` to its opponent, so that
     /// with a positive value it plays on rather than repeat where it has a fair alternative
     /// (the spec's `contempt`; 0, the default, values draws at 0 for both, as before). The
-    /// network's own value is unchanged.
+    /// network's own value is unchanged. A tree reused across one ply (self-play's) keeps the
+    /// draws it backed up before with the other side's contempt; an agent's tree, reused
+    /// across its move and the reply, keeps its side.
     #[serde(skip_serializing_if = "is_zero")]
     pub contempt: f32,
 }

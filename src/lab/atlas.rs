@@ -403,6 +403,16 @@ pub fn html(rows: &[AtlasRow], command: &str, plot: &str) -> String {
 
 /// The handicap chart: log2 of the even ratio per preset with its interval (above 0: the
 /// attackers need more search; below: the defenders do).
+///
+/// The axis of the handicap chart: both signs (below 0 the defenders need the larger search),
+/// every value and interval of `values` ((log2 k, low, high) per preset) inside, 0 always on
+/// it, and room above for the legend.
+fn handicap_axis(values: &[(f64, f64, f64)]) -> (f64, f64) {
+    let lo = values.iter().map(|v| v.1.min(v.0)).fold(0.0f64, f64::min);
+    let hi = values.iter().map(|v| v.2.max(v.0)).fold(0.0f64, f64::max);
+    (lo - 0.25, hi + 0.25 * (hi - lo).max(1.0))
+}
+
 fn handicap_chart(dir: &Path, rows: &[AtlasRow]) -> Result<Vec<PathBuf>, PlotError> {
     let measured: Vec<&AtlasRow> = rows.iter().filter(|r| r.handicap.as_ref().is_some_and(|h| h.k_even.is_some())).collect();
     let categories: Vec<String> = measured.iter().map(|r| r.preset.clone()).collect();
@@ -415,11 +425,12 @@ fn handicap_chart(dir: &Path, rows: &[AtlasRow]) -> Result<Vec<PathBuf>, PlotErr
             (k, lo, hi)
         })
         .collect();
+    let y_range = Some(handicap_axis(&values));
     let series = [BarSeries { name: "log2 of the attackers' search over the defenders' at the even point".into(), values }];
     plot::write(
         &dir.join("handicap"),
         "Search handicap that evens each preset (95% interval)",
-        &Chart::Bars { y_label: "log2 (attackers' search / defenders')", categories: &categories, series: &series, markers: &[] },
+        &Chart::Bars { y_label: "log2 (attackers' search / defenders')", categories: &categories, series: &series, markers: &[], y_range },
     )
 }
 
@@ -504,6 +515,21 @@ mod tests {
                 verdict: "even".into(),
             }),
         }
+    }
+
+    /// The handicap chart's axis holds presets where either side needs the larger search, with
+    /// their intervals.
+    #[test]
+    fn the_handicap_axis_holds_both_signs_and_every_interval() {
+        // Ard Ri as first reconstructed (the defenders need 44x: log2 -5.4, no interval), Magpie
+        // (the attackers need 5.2x) and a preset close to even.
+        let values = [(-5.45, -5.45, -5.45), (2.37, 1.45, 3.30), (0.38, -0.1, 0.85)];
+        let (lo, hi) = handicap_axis(&values);
+        assert!(lo < -5.45 && hi > 3.30, "{lo}..{hi}");
+        assert!(hi - 3.30 >= 0.25, "room above the highest interval for the legend: {hi}");
+        // A chart of positive handicaps still shows 0.
+        let (lo, _) = handicap_axis(&[(1.0, 0.5, 1.5)]);
+        assert!(lo < 0.0 && lo > -0.5, "{lo}");
     }
 
     /// A kept measurement is found again under its key only: another seed, other factors or

@@ -48,8 +48,22 @@ pub struct BarSeries {
 
 /// What to draw.
 pub enum Chart<'a> {
-    Lines { x_label: &'a str, y_label: &'a str, series: &'a [Series], y_range: Option<(f64, f64)>, x_log2: bool },
-    Bars { y_label: &'a str, categories: &'a [String], series: &'a [BarSeries], markers: &'a [(usize, f64, String)] },
+    Lines {
+        x_label: &'a str,
+        y_label: &'a str,
+        series: &'a [Series],
+        y_range: Option<(f64, f64)>,
+        x_log2: bool,
+    },
+    /// `y_range`: `None` for shares (0 to 100%, room above for the legend); otherwise the
+    /// axis's range, for values of any sign (the bars grow from 0 either way).
+    Bars {
+        y_label: &'a str,
+        categories: &'a [String],
+        series: &'a [BarSeries],
+        markers: &'a [(usize, f64, String)],
+        y_range: Option<(f64, f64)>,
+    },
 }
 
 /// Writes `base.svg` and `base.png`; returns both paths.
@@ -130,15 +144,17 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
             }
             c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(|x| e(&x))?;
         }
-        Chart::Bars { y_label, categories, series, markers } => {
+        Chart::Bars { y_label, categories, series, markers, y_range } => {
             let n = categories.len().max(1) as f64;
             let k = series.len().max(1) as f64;
+            let shares = y_range.is_none();
+            let (y0, y1) = y_range.unwrap_or((0.0, 1.25));
             let mut c = ChartBuilder::on(root)
                 .caption(title, ("sans-serif", 22))
                 .margin(12)
                 .x_label_area_size(45)
                 .y_label_area_size(60)
-                .build_cartesian_2d(0.0..n, 0.0..1.25f64)
+                .build_cartesian_2d(0.0..n, y0..y1)
                 .map_err(|x| e(&x))?;
             let cats = categories.to_vec();
             let fmt = move |x: &f64| {
@@ -154,7 +170,11 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, chart: &
                 .x_labels(2 * categories.len() + 1)
                 .x_label_formatter(&fmt)
                 .y_desc(*y_label)
-                .y_label_formatter(&|y| if *y <= 1.0 + 1e-9 { format!("{:.0}%", y * 100.0) } else { String::new() })
+                .y_label_formatter(&|y| match shares {
+                    true if *y <= 1.0 + 1e-9 => format!("{:.0}%", y * 100.0),
+                    true => String::new(),
+                    false => format!("{y:.1}"),
+                })
                 .draw()
                 .map_err(|x| e(&x))?;
             let width = 0.8 / k;

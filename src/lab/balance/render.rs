@@ -138,7 +138,7 @@ pub fn write_outputs(dir: &Path, rows: &[BalanceRow], command: &str) -> Result<V
     written.extend(plot::write(
         &dir.join("rates"),
         "Win rates (95% Wilson intervals)",
-        &Chart::Bars { y_label: "share of games", categories: &categories, series: &series, markers: &markers },
+        &Chart::Bars { y_label: "share of games", categories: &categories, series: &series, markers: &markers, y_range: None },
     )?);
     let lengths: Vec<Series> = rows
         .iter()

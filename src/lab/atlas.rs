@@ -401,9 +401,6 @@ pub fn html(rows: &[AtlasRow], command: &str, plot: &str) -> String {
     html::page("Balance atlas", &body)
 }
 
-/// The handicap chart: log2 of the even ratio per preset with its interval (above 0: the
-/// attackers need more search; below: the defenders do).
-///
 /// The axis of the handicap chart: both signs (below 0 the defenders need the larger search),
 /// every value and interval of `values` ((log2 k, low, high) per preset) inside, 0 always on
 /// it, and room above for the legend.
@@ -413,6 +410,8 @@ fn handicap_axis(values: &[(f64, f64, f64)]) -> (f64, f64) {
     (lo - 0.25, hi + 0.25 * (hi - lo).max(1.0))
 }
 
+/// The handicap chart: log2 of the even ratio per preset with its interval (above 0: the
+/// attackers need more search; below: the defenders do).
 fn handicap_chart(dir: &Path, rows: &[AtlasRow]) -> Result<Vec<PathBuf>, PlotError> {
     let measured: Vec<&AtlasRow> = rows.iter().filter(|r| r.handicap.as_ref().is_some_and(|h| h.k_even.is_some())).collect();
     let categories: Vec<String> = measured.iter().map(|r| r.preset.clone()).collect();

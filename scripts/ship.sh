@@ -18,7 +18,9 @@
 # checks that table against the files. Exit status: 0 shipped, 1 not shipped (H0 accepted or
 # no decision within MAX_GAMES games), 2 bad arguments.
 #
-# MODELS_DIR (default models) and TAFL_LAB_BIN (default: build this checkout) may be set.
+# MODELS_DIR (default models) and TAFL_LAB_BIN (default: build this checkout) may be set;
+# SHIP_SPRT (default 0,30) sets the SPRT's Elo bounds, for a gate stricter than the default
+# (e.g. SHIP_SPRT=0,50: the candidate must be shown 50 Elo stronger).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${MODELS_DIR:-models}
@@ -66,6 +68,8 @@ if (($# < 2 || $# > 5)); then
   exit 2
 fi
 variant=$1 candidate=$2 sims=${3:-64} games=${4:-400} seed=${5:-97}
+sprt=${SHIP_SPRT:-0,30}
+[[ $sprt =~ ^-?[0-9]+(\.[0-9]+)?,-?[0-9]+(\.[0-9]+)?$ ]] || { echo "ship: SHIP_SPRT=$sprt: expected ELO0,ELO1 (e.g. 0,50)" >&2; exit 2; }
 dir=$models/$variant
 [[ -d $dir ]] || { echo "ship: $dir: no such folder (the variant's models live in models/VARIANT)" >&2; exit 2; }
 [[ -f $candidate ]] || { echo "ship: $candidate: no such file (give the candidate's .safetensors)" >&2; exit 2; }
@@ -80,8 +84,8 @@ fi
 name=$(date -u +%Y-%m-%d)-$(basename "$candidate" .safetensors)
 mkdir -p "$dir/gate"
 record=$dir/gate/$name
-echo "ship: $candidate against $current (the default of $dir), ${sims} simulations each, SPRT (0, +30), at most $games games, seed $seed"
-"$bin" match --variant "$variant" --a "az:model=$candidate,sims=$sims" --b "az:model=$current,sims=$sims" --sprt 0,30 \
+echo "ship: $candidate against $current (the default of $dir), ${sims} simulations each, SPRT ($sprt), at most $games games, seed $seed"
+"$bin" match --variant "$variant" --a "az:model=$candidate,sims=$sims" --b "az:model=$current,sims=$sims" --sprt "$sprt" \
   --games "$games" --opening-plies 2 --seed "$seed" --json --quiet --record "$record.txt.tmp" >"$record.json.tmp"
 mv "$record.txt.tmp" "$record.txt"
 mv "$record.json.tmp" "$record.json"

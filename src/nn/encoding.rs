@@ -13,7 +13,7 @@
 //! flat index `(d * (N - 1) + k - 1) * N * N + r * N + f`. The policy map has no version:
 //! it is the same for every encoding.
 
-use crate::rules::geometry::CELLS;
+use crate::rules::geometry::{CELLS, MAX_SIZE};
 use crate::rules::{Direction, Geometry, Move, Piece, Position, Side, Square, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -178,6 +178,34 @@ pub const fn direction_vector(d: Direction) -> (i32, i32) {
     }
 }
 
+/// A number type the input planes can be written in: `f32`, or `i16` holding bf16 bit
+/// patterns for a network that computes in bf16 (its input is then written as it will be read,
+/// without a float buffer and a conversion pass per batch; `i16` because LibTorch takes the
+/// bits as a 16-bit integer tensor viewed as bf16, see `nn::evaluator`). Every plane value is
+/// 0, 1 or the ply fraction.
+pub trait PlaneValue: Copy + Send + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    fn from_f32(x: f32) -> Self;
+}
+
+impl PlaneValue for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    fn from_f32(x: f32) -> f32 {
+        x
+    }
+}
+
+/// bf16 bit patterns (rounded to nearest, as LibTorch converts).
+impl PlaneValue for i16 {
+    const ZERO: i16 = half::bf16::ZERO.to_bits() as i16;
+    const ONE: i16 = half::bf16::ONE.to_bits() as i16;
+    fn from_f32(x: f32) -> i16 {
+        half::bf16::from_f32(x).to_bits() as i16
+    }
+}
+
 /// Encodes positions of one variant in one [`Encoding`]; holds the planes that never change.
 ///
 /// Version 2's planes after the first ten come from the rules crate alone: its move
@@ -260,7 +288,7 @@ impl Encoder {
     }
 
     /// Writes the planes of `pos` into `out` (length [`Encoder::len`]).
-    pub fn encode(&self, pos: &Position, out: &mut [f32]) {
+    pub fn encode<T: PlaneValue>(&self, pos: &Position, out: &mut [T]) {
         let nn = self.geometry.num_squares();
         assert_eq!(out.len(), self.len(), "encoding buffer size");
         let (v1, rest) = out.split_at_mut(V1_PLANE_NAMES.len() * nn);
@@ -270,10 +298,10 @@ impl Encoder {
         }
     }
 
-    fn encode_v1(&self, pos: &Position, out: &mut [f32]) {
+    fn encode_v1<T: PlaneValue>(&self, pos: &Position, out: &mut [T]) {
         let g = self.geometry;
         let nn = g.num_squares();
-        out[..3 * nn].fill(0.0);
+        out[..3 * nn].fill(T::ZERO);
         for sq in g.squares() {
             if let Some(p) = pos.piece_at(sq) {
                 let plane = match p {
@@ -281,25 +309,28 @@ impl Encoder {
                     Piece::Defender => 1,
                     Piece::King => 2,
                 };
-                out[plane * nn + g.dense(sq)] = 1.0;
+                out[plane * nn + g.dense(sq)] = T::ONE;
             }
         }
-        out[3 * nn..6 * nn].copy_from_slice(&self.fixed);
-        out[6 * nn..7 * nn].fill((pos.to_move() == Side::Attackers) as u8 as f32);
-        out[7 * nn..8 * nn].fill((pos.repetitions() > 1) as u8 as f32);
-        out[8 * nn..9 * nn].fill((pos.ply() as f32 / self.ply_cap).min(1.0));
-        out[9 * nn..].fill(1.0);
+        let bit = |on: bool| if on { T::ONE } else { T::ZERO };
+        for (o, &f) in out[3 * nn..6 * nn].iter_mut().zip(&self.fixed) {
+            *o = bit(f == 1.0);
+        }
+        out[6 * nn..7 * nn].fill(bit(pos.to_move() == Side::Attackers));
+        out[7 * nn..8 * nn].fill(bit(pos.repetitions() > 1));
+        out[8 * nn..9 * nn].fill(T::from_f32((pos.ply() as f32 / self.ply_cap).min(1.0)));
+        out[9 * nn..].fill(T::ONE);
     }
 
     /// Version 2's planes after version 1's (see [`Encoder`]); `screen` makes only the moves that land beside an enemy piece when
     /// looking for captures (false makes every move: the reference the tests compare with).
-    fn tactics(&self, pos: &Position, out: &mut [f32], screen: bool) {
+    fn tactics<T: PlaneValue>(&self, pos: &Position, out: &mut [T], screen: bool) {
         use tactic::*;
         let g = self.geometry;
         let nn = g.num_squares();
-        out.fill(0.0);
+        out.fill(T::ZERO);
         let dense = |sq: Square| usize::from(self.dense[sq.index()]);
-        let mut mark = |plane: usize, sq: Square| out[plane * nn + dense(sq)] = 1.0;
+        let mut mark = |plane: usize, sq: Square| out[plane * nn + dense(sq)] = T::ONE;
         let escape = |sq: Square| self.fixed[nn + dense(sq)] == 1.0;
         let variant = pos.variant();
         // The board as a new game's first position with the defenders to move: the king's
@@ -307,32 +338,32 @@ impl Encoder {
         let mut defenders = pos.analysis_copy(Side::Defenders);
         let king = pos.king();
 
-        // The king: one move, then a second from each square the first reaches.
-        let mut first = Vec::with_capacity(4 * g.size() as usize);
-        defenders.generate_moves_from(king, &mut first);
+        // The king: one move, then a second from each square the first reaches. (No lists
+        // on the heap: this runs for every position a search sends to the network.)
+        let mut first = [Move::new(king, king); 4 * MAX_SIZE as usize];
+        let mut n_first = 0;
         // Sets of squares by cell index, on the stack.
         let mut one = [false; CELLS];
-        for m in &first {
-            one[m.to.index()] = true;
-            mark(KING_MOVES, m.to);
-            if escape(m.to) {
-                mark(ESCAPE_NOW, m.to);
+        defenders.for_each_move_from(king, |to| {
+            first[n_first] = Move::new(king, to);
+            n_first += 1;
+            one[to.index()] = true;
+            mark(KING_MOVES, to);
+            if escape(to) {
+                mark(ESCAPE_NOW, to);
             }
-        }
-        let mut moves = Vec::with_capacity(4 * g.size() as usize);
-        for &m1 in &first {
+        });
+        for &m1 in &first[..n_first] {
             let undo = defenders.make(m1);
             if defenders.outcome().is_none() {
-                moves.clear();
-                defenders.generate_moves_from(m1.to, &mut moves);
-                for m2 in &moves {
-                    if m2.to != king && !one[m2.to.index()] {
-                        mark(KING_MOVES_2, m2.to);
-                        if escape(m2.to) {
-                            mark(ESCAPE_TWO, m2.to);
+                defenders.for_each_move_from(m1.to, |to| {
+                    if to != king && !one[to.index()] {
+                        mark(KING_MOVES_2, to);
+                        if escape(to) {
+                            mark(ESCAPE_TWO, to);
                         }
                     }
-                }
+                });
             }
             defenders.unmake(m1, &undo);
         }
@@ -348,32 +379,39 @@ impl Encoder {
         };
         // By cell index; the cells off the board beside the edge are marked too, never read.
         let mut beside_a_piece_of = [[false; CELLS]; 2];
-        let mut pieces = [Vec::with_capacity(nn), Vec::with_capacity(nn)];
         for sq in g.squares() {
             if let Some(piece) = pos.piece_at(sq) {
-                pieces[piece.side().index()].push(sq);
                 for d in Direction::ALL {
                     beside_a_piece_of[piece.side().index()][(sq.index() as isize + d.offset()) as usize] = true;
                 }
             }
         }
-        for (side, reach, capturable) in [(Side::Attackers, ATTACKER_REACH, DEFENDERS_CAPTURABLE), (Side::Defenders, DEFENDER_REACH, ATTACKERS_CAPTURABLE)] {
+        for from in g.squares() {
+            let Some(piece) = pos.piece_at(from) else { continue };
+            let side = piece.side();
+            let (reach, capturable) = match side {
+                Side::Attackers => (ATTACKER_REACH, DEFENDERS_CAPTURABLE),
+                Side::Defenders => (DEFENDER_REACH, ATTACKERS_CAPTURABLE),
+            };
             let enemy_beside = &beside_a_piece_of[side.opponent().index()];
-            for &from in &pieces[side.index()] {
-                moves.clear();
-                defenders.generate_moves_from(from, &mut moves);
-                for &m in &moves {
-                    mark(reach, m.to);
-                    if screen && !enemy_beside[m.to.index()] {
-                        continue;
-                    }
-                    let (captures, king_taken) = defenders.captures_of(m);
-                    for &c in captures.as_slice() {
-                        mark(capturable, c);
-                    }
-                    if king_taken {
-                        mark(capturable, king);
-                    }
+            // The moves are listed first: `captures_of` needs the position mutably.
+            let mut tos = [from; 4 * MAX_SIZE as usize];
+            let mut n = 0;
+            defenders.for_each_move_from(from, |to| {
+                tos[n] = to;
+                n += 1;
+            });
+            for &to in &tos[..n] {
+                mark(reach, to);
+                if screen && !enemy_beside[to.index()] {
+                    continue;
+                }
+                let (captures, king_taken) = defenders.captures_of(Move::new(from, to));
+                for &c in captures.as_slice() {
+                    mark(capturable, c);
+                }
+                if king_taken {
+                    mark(capturable, king);
                 }
             }
         }
@@ -436,6 +474,23 @@ mod tests {
 
     /// Version 1 planes, bit for bit as every version-1 model was trained on: checksums
     /// computed with the encoder before encoding versions existed (commit 9a6ec34).
+    /// The bf16 planes (as bit patterns) are the f32 planes rounded to bf16, value for value.
+    #[test]
+    fn bf16_planes_are_the_f32_planes_rounded() {
+        for name in ["brandubh", "copenhagen"] {
+            let v = Arc::new(Variant::preset(name).expect("preset"));
+            let enc = Encoder::new(&v, Encoding::V2);
+            let (mut f, mut b) = (vec![0f32; enc.len()], vec![0i16; enc.len()]);
+            for p in pinned_positions(&v) {
+                enc.encode(&p, &mut f);
+                enc.encode(&p, &mut b);
+                let want: Vec<i16> = f.iter().map(|&x| half::bf16::from_f32(x).to_bits() as i16).collect();
+                assert_eq!(b, want, "{name} at ply {}", p.ply());
+                assert!(b.contains(&0x3F80), "ones are bf16 1.0");
+            }
+        }
+    }
+
     #[test]
     fn version_1_planes_are_pinned() {
         let mut got = Vec::new();

@@ -28,7 +28,7 @@
 //! occurred before, so both are part of the key. Two positions with one key encode to the
 //! same planes, hence get the same evaluation: the cache is exact, not approximate.
 
-use super::encoding::{policy_index, policy_size, Encoder};
+use super::encoding::{policy_index, Encoder};
 use super::net::TaflNet;
 use super::Precision;
 use crate::rules::{Geometry, Position, Variant};
@@ -54,12 +54,55 @@ struct Forward {
     exp: Vec<f32>,
 }
 
+/// An encoded batch's planes, in the number format the network computes in: a bf16 network's
+/// input is encoded as bf16 (half the bytes to write and copy, and no conversion pass).
+enum Input {
+    F32(Vec<f32>),
+    /// bf16 bit patterns (`PlaneValue` for `i16` in `nn::encoding`).
+    Bf16(Vec<i16>),
+}
+
+impl Input {
+    fn new(kind: Kind) -> Input {
+        match kind {
+            Kind::BFloat16 => Input::Bf16(Vec::new()),
+            _ => Input::F32(Vec::new()),
+        }
+    }
+
+    /// Resizes to `len` values (new ones zero).
+    fn resize(&mut self, len: usize) {
+        match self {
+            Input::F32(v) => v.resize(len, 0.0),
+            Input::Bf16(v) => v.resize(len, 0),
+        }
+    }
+
+    /// Encodes `position` into chunk `i` (of `len` values).
+    fn encode(&mut self, encoder: &Encoder, position: &Position, i: usize, len: usize) {
+        match self {
+            Input::F32(v) => encoder.encode(position, &mut v[i * len..(i + 1) * len]),
+            Input::Bf16(v) => encoder.encode(position, &mut v[i * len..(i + 1) * len]),
+        }
+    }
+
+    fn tensor(&self) -> Tensor {
+        match self {
+            Input::F32(v) => Tensor::from_slice(v),
+            // The bits go in as i16 and are viewed as bf16. (tch 0.26's `from_slice` of
+            // `half::bf16` makes an fp16 tensor of the bits, which would read them as other
+            // numbers: the test `bf16_evaluations_stay_close_to_fp32` catches such a mix-up.)
+            Input::Bf16(v) => Tensor::from_slice(v).view_dtype(Kind::BFloat16),
+        }
+    }
+}
+
 /// One encoded batch: `input` holds `positions` encodings; the legal moves of position `i`
 /// are `indices[offsets[i]..offsets[i + 1]]` (policy indices).
 struct Job {
     id: u64,
     positions: usize,
-    input: Vec<f32>,
+    input: Input,
     indices: Vec<u32>,
     offsets: Vec<u32>,
 }
@@ -68,7 +111,7 @@ struct Done {
     id: u64,
     evals: Vec<Evaluation>,
     /// The job's input buffer, returned for the next batch.
-    input: Vec<f32>,
+    input: Input,
 }
 
 impl Forward {
@@ -76,21 +119,31 @@ impl Forward {
         let (b, n) = (job.positions, self.geometry.size() as i64);
         // Zero rows up to the bucket's size; their outputs are not read.
         let padded = padded_batch(b);
-        job.input.resize(padded * (self.planes * n * n) as usize, 0.0);
-        let x = Tensor::from_slice(&job.input).view([padded as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
+        job.input.resize(padded * (self.planes * n * n) as usize);
+        let x = job.input.tensor().view([padded as i64, self.planes, n, n]).to_device(self.net.device()).to_kind(self.kind);
         // Only the logits of the legal moves leave the network's number format and device:
         // a few dozen of a position's `policy_size` (over a thousand on 7x7), gathered by one
         // index_select instead of converting and copying the whole policy plane.
-        let ps = policy_size(self.geometry);
-        self.gather.clear();
-        for i in 0..b {
-            let row = (i * ps) as i64;
-            self.gather.extend(job.indices[job.offsets[i] as usize..job.offsets[i + 1] as usize].iter().map(|&m| row + m as i64));
-        }
         let (p, v) = tch::no_grad(|| {
             let (p, v) = self.net.forward_t(&x, false);
+            let p = if is_dense(&p.size(), &p.stride()) { p } else { p.contiguous() };
+            // The logits are read where they lie: the inference form computes channels-last,
+            // so `p` is [B, planes, N, N] with NHWC strides, and flattening it to a row-major
+            // vector would copy the whole policy first. Each legal move's element offset is
+            // computed from `p`'s strides instead, and gathered from the dense storage.
+            let strides = p.stride();
+            let nn = (n * n) as usize;
+            self.gather.clear();
+            for i in 0..b {
+                let row = i as i64 * strides[0];
+                self.gather.extend(job.indices[job.offsets[i] as usize..job.offsets[i + 1] as usize].iter().map(|&m| {
+                    let (plane, cell) = ((m as usize / nn) as i64, (m as usize % nn) as i64);
+                    row + plane * strides[1] + (cell / n) * strides[2] + (cell % n) * strides[3]
+                }));
+            }
+            let numel = p.numel() as i64;
             let at = Tensor::from_slice(&self.gather).to_device(p.device());
-            let p = p.reshape([-1]).index_select(0, &at).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
+            let p = p.as_strided([numel], [1], None).index_select(0, &at).to_kind(Kind::Float).to_device(Device::Cpu).contiguous();
             (p, v.to_kind(Kind::Float).softmax(-1, Kind::Float).to_device(Device::Cpu).contiguous())
         });
         self.policy.resize(self.gather.len(), 0.0);
@@ -109,6 +162,22 @@ impl Forward {
             })
             .collect()
     }
+}
+
+/// Whether a tensor of `sizes` with `strides` covers its storage without gaps or overlaps (in
+/// some order of its dimensions): then its elements are the `numel` elements from its storage
+/// offset, and an element's offset is the dot product of its index and the strides.
+fn is_dense(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut dims: Vec<(i64, i64)> = strides.iter().copied().zip(sizes.iter().copied()).filter(|&(_, size)| size != 1).collect();
+    dims.sort_unstable();
+    let mut expected = 1;
+    for (stride, size) in dims {
+        if stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
 }
 
 /// The batch size a forward pass of `positions` positions runs at: the next power of two up
@@ -150,7 +219,9 @@ pub struct NetEvaluator {
     /// Results that arrived before their ticket was redeemed.
     early: VecDeque<Done>,
     /// Input buffers to reuse.
-    spare: Vec<Vec<f32>>,
+    spare: Vec<Input>,
+    /// The number format of the network's input.
+    kind: Kind,
 }
 
 impl NetEvaluator {
@@ -177,6 +248,7 @@ impl NetEvaluator {
             next_id: 0,
             early: VecDeque::new(),
             spare: Vec::new(),
+            kind,
         }
     }
 
@@ -192,13 +264,13 @@ impl NetEvaluator {
     fn job(&mut self, batch: &[EvalRequest<'_>]) -> Job {
         let len = self.encoder.len();
         let g = self.encoder.geometry();
-        let mut input = self.spare.pop().unwrap_or_default();
-        input.resize(batch.len() * len, 0.0);
+        let mut input = self.spare.pop().unwrap_or_else(|| Input::new(self.kind));
+        input.resize(batch.len() * len);
         let mut indices = Vec::with_capacity(batch.iter().map(|r| r.moves.len()).sum());
         let mut offsets = Vec::with_capacity(batch.len() + 1);
         offsets.push(0u32);
-        for (r, chunk) in batch.iter().zip(input.chunks_exact_mut(len)) {
-            self.encoder.encode(r.position, chunk);
+        for (i, r) in batch.iter().enumerate() {
+            input.encode(&self.encoder, r.position, i, len);
             indices.extend(r.moves.iter().map(|&m| policy_index(g, m) as u32));
             offsets.push(indices.len() as u32);
         }
@@ -344,6 +416,18 @@ mod tests {
         tch::manual_seed(5);
         let size = variant.geometry.size();
         NetEvaluator::new(TaflNet::new(size, NetConfig::new(1, 8), Device::Cpu), variant, Precision::Fp32)
+    }
+
+    #[test]
+    fn dense_layouts_are_told_from_strided_views() {
+        let t = Tensor::zeros([4, 6, 7, 7], (Kind::Float, Device::Cpu));
+        let last = crate::nn::net::channels_last(&t);
+        assert!(is_dense(&t.size(), &t.stride()) && is_dense(&last.size(), &last.stride()));
+        assert_ne!(t.stride(), last.stride(), "channels-last has other strides");
+        let every_other = t.slice(1, 0, 6, 2);
+        assert!(!is_dense(&every_other.size(), &every_other.stride()));
+        let broadcast = Tensor::zeros([1, 6], (Kind::Float, Device::Cpu)).expand([4, 6], false);
+        assert!(!is_dense(&broadcast.size(), &broadcast.stride()));
     }
 
     #[test]

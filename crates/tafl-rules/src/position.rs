@@ -241,14 +241,16 @@ impl Position {
             cells: self.cells,
             to_move: side,
             king: self.king,
-            hash: 0,
+            // The board's hash with the side to move changed where it differs (what
+            // `compute_hash` gives, without visiting every square).
+            hash: if side == self.to_move { self.hash } else { self.hash ^ zobrist::SIDE },
             ply: 0,
             counts: self.counts,
             history: Vec::with_capacity(8),
             rep_start: 0,
             outcome: None,
         };
-        pos.hash = pos.compute_hash();
+        debug_assert_eq!(pos.hash, pos.compute_hash());
         pos.history.push(pos.hash);
         pos
     }
@@ -331,6 +333,19 @@ impl Position {
         }
         self.piece_moves(from.index(), c, |q| {
             out.push(Move::new(from, Square::from_index(q)));
+            false
+        });
+    }
+
+    /// Calls `f` with each destination of the piece on `from` (of either side, whoever is to
+    /// move), in [`Position::generate_moves_from`]'s order, without collecting them.
+    pub fn for_each_move_from(&self, from: Square, mut f: impl FnMut(Square)) {
+        let c = self.cells[from.index()];
+        if cell::piece(c).is_none() {
+            return;
+        }
+        self.piece_moves(from.index(), c, |q| {
+            f(Square::from_index(q));
             false
         });
     }

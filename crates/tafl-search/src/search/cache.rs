@@ -120,6 +120,26 @@ impl EvalCache {
         }
     }
 
+    /// How many requests of `batch` [`EvalCache::plan`] would send to the evaluator (each key
+    /// once), without counting the lookups: a driver that wants full network batches gathers
+    /// leaves until this reaches its batch size.
+    pub fn misses(&self, batch: &[EvalRequest<'_>], evaluator: &dyn Evaluator) -> usize {
+        // The keys not in the table, each counted once (sorted and deduplicated: cheaper than
+        // hashing keys that are hashes already).
+        let mut keys: Vec<(u64, usize)> = Vec::with_capacity(batch.len());
+        let mut uncacheable = 0;
+        for r in batch {
+            match evaluator.cache_key(r.position) {
+                Some(k) if self.get(k, r.moves.len()).is_none() => keys.push((k, r.moves.len())),
+                Some(_) => {}
+                None => uncacheable += 1,
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys.len() + uncacheable
+    }
+
     /// Looks up every request of `batch` (keys from `evaluator`), and plans which ones the
     /// evaluator must compute: [`Plan::to_evaluate`], each key at most once.
     pub fn plan(&mut self, batch: &[EvalRequest<'_>], evaluator: &dyn Evaluator) -> Plan {
@@ -256,6 +276,23 @@ mod tests {
         assert_eq!(ev.calls, 1);
         assert_eq!(cache.stats().hits, 2 * ps.len() as u64);
         assert!((cache.stats().hit_rate() - 0.75).abs() < 1e-12);
+    }
+
+    /// `misses` counts what `plan` would send, without counting lookups: duplicates once,
+    /// entries in the table not at all, every request of an unkeyed evaluator.
+    #[test]
+    fn misses_are_what_a_plan_would_send() {
+        let ps = positions();
+        let mut twice = requests(&ps);
+        twice.extend(requests(&ps));
+        let (mut ev, mut cache) = (Counting { calls: 0, positions: 0, keyed: true }, EvalCache::new(1024));
+        assert_eq!(cache.misses(&twice, &ev), ps.len());
+        assert_eq!(cache.stats(), CacheStats::default(), "misses counts no lookups");
+        cache.evaluate(&twice[..2], &mut ev);
+        assert_eq!(cache.misses(&twice, &ev), ps.len() - 2);
+        assert_eq!(cache.misses(&twice, &ev), cache.plan(&twice, &ev).to_evaluate.len());
+        let unkeyed = Counting { calls: 0, positions: 0, keyed: false };
+        assert_eq!(cache.misses(&twice, &unkeyed), twice.len());
     }
 
     #[test]

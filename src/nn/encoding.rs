@@ -163,19 +163,9 @@ pub fn index_move(g: Geometry, index: usize) -> Option<Move> {
     let (plane, cell) = (index / (n * n), index % (n * n));
     let (d, k) = (Direction::ALL[plane / (n - 1)], (plane % (n - 1) + 1) as i32);
     let from = g.from_dense(cell);
-    let (df, dr) = direction_vector(d);
+    let (df, dr) = d.vector();
     let (f, r) = (from.file() as i32 + df * k, from.rank() as i32 + dr * k);
     g.contains(f, r).then(|| Move::new(from, Square::new(f as u8, r as u8)))
-}
-
-/// (file, rank) step of a direction.
-pub const fn direction_vector(d: Direction) -> (i32, i32) {
-    match d {
-        Direction::North => (0, 1),
-        Direction::East => (1, 0),
-        Direction::South => (0, -1),
-        Direction::West => (-1, 0),
-    }
 }
 
 /// A number type the input planes can be written in: `f32`, or `i16` holding bf16 bit
@@ -372,7 +362,7 @@ impl Encoder {
         // the squares beside a piece of side `s` (the screen of the moves that may capture).
         let beside = |sq: Square| {
             Direction::ALL.into_iter().filter_map(move |d| {
-                let (df, dr) = direction_vector(d);
+                let (df, dr) = d.vector();
                 let (f, r) = (sq.file() as i32 + df, sq.rank() as i32 + dr);
                 g.contains(f, r).then(|| Square::new(f as u8, r as u8))
             })

@@ -2,7 +2,7 @@
 //! for checking that the encoding is consistent: transforming a position and then encoding it
 //! gives the transformed planes, and the same holds for moves and policy indices.
 
-use super::encoding::{direction_vector, policy_index, policy_size};
+use super::encoding::{policy_index, policy_size};
 use crate::rules::{Direction, Geometry, Move, Position, Setup, Square, Variant};
 
 /// One of the 8 symmetries: bit 2 transposes (file <-> rank), then bit 0 mirrors the files
@@ -32,9 +32,9 @@ impl Symmetry {
     }
 
     pub fn direction(self, d: Direction) -> Direction {
-        let (df, dr) = direction_vector(d);
+        let (df, dr) = d.vector();
         let v = self.apply(df, dr, 0);
-        *Direction::ALL.iter().find(|&&x| direction_vector(x) == v).expect("a symmetry maps directions to directions")
+        *Direction::ALL.iter().find(|&&x| x.vector() == v).expect("a symmetry maps directions to directions")
     }
 
     pub fn mv(self, g: Geometry, mv: Move) -> Move {

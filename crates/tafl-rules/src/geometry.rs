@@ -152,6 +152,16 @@ impl Direction {
             Direction::West => -1,
         }
     }
+    /// (file, rank) change of one step.
+    #[inline]
+    pub const fn vector(self) -> (i32, i32) {
+        match self {
+            Direction::North => (0, 1),
+            Direction::East => (1, 0),
+            Direction::South => (0, -1),
+            Direction::West => (-1, 0),
+        }
+    }
     /// The direction pointing the other way.
     #[inline]
     pub const fn opposite(self) -> Direction {

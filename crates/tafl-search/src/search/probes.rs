@@ -55,12 +55,7 @@ impl EscapeScreen {
         let king = pos.king();
         let mut blockers = [None; 4];
         for (slot, d) in blockers.iter_mut().zip(Direction::ALL) {
-            let (df, dr) = match d {
-                Direction::North => (0, 1),
-                Direction::East => (1, 0),
-                Direction::South => (0, -1),
-                Direction::West => (-1, 0),
-            };
+            let (df, dr) = d.vector();
             let (mut f, mut r) = (king.file() as i32 + df, king.rank() as i32 + dr);
             while g.contains(f, r) {
                 let sq = Square::new(f as u8, r as u8);
@@ -87,13 +82,19 @@ impl EscapeScreen {
     }
 }
 
+/// Whether attacker move `mv` in `pos` loses by `test`: the game goes on after it and `test`
+/// holds of the position it leaves (the move is made, tested and unmade).
+fn loses_by(pos: &mut Position, mv: Move, test: impl FnOnce(&mut Position) -> bool) -> bool {
+    let undo = pos.make(mv);
+    let lost = pos.outcome().is_none() && test(pos);
+    pos.unmake(mv, &undo);
+    lost
+}
+
 /// Whether attacker move `mv` in `pos` lets the king escape at once: the game goes on after
 /// it and the king then reaches an escape square. `moves` is scratch.
 pub(super) fn lets_king_escape(pos: &mut Position, mv: Move, moves: &mut Vec<Move>) -> bool {
-    let undo = pos.make(mv);
-    let lost = pos.outcome().is_none() && king_escapes(pos, moves);
-    pos.unmake(mv, &undo);
-    lost
+    loses_by(pos, mv, |pos| king_escapes(pos, moves))
 }
 
 /// Whether the king, with the defenders to move in `pos`, wins at once by reaching an escape
@@ -207,11 +208,8 @@ impl Search {
             let lost = match &screen {
                 Some(screen) => screen.may_open(pos, mv) && lets_king_escape(pos, mv, &mut king_moves),
                 None => {
-                    let undo = pos.make(mv);
-                    let lost = pos.outcome().is_none()
-                        && ((self.cfg.escape_probe && king_escapes(pos, &mut king_moves)) || (self.cfg.fork_probe && king_forks(pos, &mut self.fork_scratch)));
-                    pos.unmake(mv, &undo);
-                    lost
+                    let (escape, fork, scratch) = (self.cfg.escape_probe, self.cfg.fork_probe, &mut self.fork_scratch);
+                    loses_by(pos, mv, |pos| (escape && king_escapes(pos, &mut king_moves)) || (fork && king_forks(pos, scratch)))
                 }
             };
             if lost {

@@ -212,9 +212,11 @@ impl PlaneValue for i16 {
 ///   among them.
 /// - `attackers_capturable` / `defenders_capturable`: pieces one move of the other side would
 ///   capture (custodial or shieldwall), and the king where an attacker's move captures it.
-///   Only moves that land beside an enemy piece are made: no rule captures a piece any other
+///   Only moves that land beside an enemy piece are tried: no rule captures a piece any other
 ///   way (a shieldwall's row starts beside the bracketing piece), so the others cannot
-///   capture (a test compares with making every move).
+///   capture (a test compares with trying every move); of those, only the ones
+///   [`Position::may_capture`] lets through (a victim with an anvil behind it, a shieldwall
+///   edge, the king beside) go to [`Position::captures_of`].
 /// - `attacker_reach` / `defender_reach`: destinations of every move of the side (the king's
 ///   included for the defenders).
 /// - `king_neighbours_hostile`: squares beside the king holding an attacker, or empty and
@@ -230,6 +232,25 @@ pub struct Encoder {
     /// ([`Square::index`]): looked up for every mark of the tactical planes.
     dense: Vec<u16>,
     ply_cap: f32,
+}
+
+/// A set of cells (by [`Square::index`]) as bits on the stack: the encoder's scratch sets,
+/// cleared for every position it encodes.
+#[derive(Clone, Copy)]
+struct CellSet([u64; CELLS.div_ceil(64)]);
+
+impl CellSet {
+    const EMPTY: CellSet = CellSet([0; CELLS.div_ceil(64)]);
+
+    #[inline]
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    #[inline]
+    fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] >> (i % 64) & 1 != 0
+    }
 }
 
 /// Version 2's planes after version 1's, as offsets from the first of them.
@@ -292,16 +313,14 @@ impl Encoder {
         let g = self.geometry;
         let nn = g.num_squares();
         out[..3 * nn].fill(T::ZERO);
-        for sq in g.squares() {
-            if let Some(p) = pos.piece_at(sq) {
-                let plane = match p {
-                    Piece::Attacker => 0,
-                    Piece::Defender => 1,
-                    Piece::King => 2,
-                };
-                out[plane * nn + g.dense(sq)] = T::ONE;
-            }
-        }
+        pos.for_each_piece_on(|sq, p| {
+            let plane = match p {
+                Piece::Attacker => 0,
+                Piece::Defender => 1,
+                Piece::King => 2,
+            };
+            out[plane * nn + g.dense(sq)] = T::ONE;
+        });
         let bit = |on: bool| if on { T::ONE } else { T::ZERO };
         for (o, &f) in out[3 * nn..6 * nn].iter_mut().zip(&self.fixed) {
             *o = bit(f == 1.0);
@@ -332,12 +351,11 @@ impl Encoder {
         // on the heap: this runs for every position a search sends to the network.)
         let mut first = [Move::new(king, king); 4 * MAX_SIZE as usize];
         let mut n_first = 0;
-        // Sets of squares by cell index, on the stack.
-        let mut one = [false; CELLS];
+        let mut one = CellSet::EMPTY;
         defenders.for_each_move_from(king, |to| {
             first[n_first] = Move::new(king, to);
             n_first += 1;
-            one[to.index()] = true;
+            one.insert(to.index());
             mark(KING_MOVES, to);
             if escape(to) {
                 mark(ESCAPE_NOW, to);
@@ -347,7 +365,7 @@ impl Encoder {
             let undo = defenders.make(m1);
             if defenders.outcome().is_none() {
                 defenders.for_each_move_from(m1.to, |to| {
-                    if to != king && !one[to.index()] {
+                    if to != king && !one.contains(to.index()) {
                         mark(KING_MOVES_2, to);
                         if escape(to) {
                             mark(ESCAPE_TWO, to);
@@ -367,17 +385,14 @@ impl Encoder {
                 g.contains(f, r).then(|| Square::new(f as u8, r as u8))
             })
         };
-        // By cell index; the cells off the board beside the edge are marked too, never read.
-        let mut beside_a_piece_of = [[false; CELLS]; 2];
-        for sq in g.squares() {
-            if let Some(piece) = pos.piece_at(sq) {
-                for d in Direction::ALL {
-                    beside_a_piece_of[piece.side().index()][(sq.index() as isize + d.offset()) as usize] = true;
-                }
+        // The cells off the board beside the edge are marked too, never read.
+        let mut beside_a_piece_of = [CellSet::EMPTY; 2];
+        pos.for_each_piece_on(|sq, piece| {
+            for d in Direction::ALL {
+                beside_a_piece_of[piece.side().index()].insert((sq.index() as isize + d.offset()) as usize);
             }
-        }
-        for from in g.squares() {
-            let Some(piece) = pos.piece_at(from) else { continue };
+        });
+        pos.for_each_piece_on(|from, piece| {
             let side = piece.side();
             let (reach, capturable) = match side {
                 Side::Attackers => (ATTACKER_REACH, DEFENDERS_CAPTURABLE),
@@ -393,10 +408,11 @@ impl Encoder {
             });
             for &to in &tos[..n] {
                 mark(reach, to);
-                if screen && !enemy_beside[to.index()] {
+                let mv = Move::new(from, to);
+                if screen && !(enemy_beside.contains(to.index()) && defenders.may_capture(mv)) {
                     continue;
                 }
-                let (captures, king_taken) = defenders.captures_of(Move::new(from, to));
+                let (captures, king_taken) = defenders.captures_of(mv);
                 for &c in captures.as_slice() {
                     mark(capturable, c);
                 }
@@ -404,7 +420,7 @@ impl Encoder {
                     mark(capturable, king);
                 }
             }
-        }
+        });
 
         for q in beside(king) {
             let hostile = match pos.piece_at(q) {

@@ -215,6 +215,17 @@ impl Position {
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
         cell::piece(self.cells[sq.index()])
     }
+    /// Calls `f` with each piece and its square, rank 1 first (as [`Position::pieces`], without
+    /// a list on the heap).
+    #[inline]
+    pub fn for_each_piece_on(&self, mut f: impl FnMut(Square, Piece)) {
+        self.for_each_piece(cell::ANY_PIECE, |i, code| {
+            if let Some(p) = cell::piece(code) {
+                f(Square::from_index(i), p);
+            }
+            false
+        });
+    }
     /// All pieces, rank 1 first.
     pub fn pieces(&self) -> Vec<(Square, Piece)> {
         self.geometry().squares().filter_map(|s| self.piece_at(s).map(|p| (s, p))).collect()
@@ -480,6 +491,23 @@ impl Position {
         }
     }
 
+    /// The cells of the enemy pieces beside `to` that a piece of `mover` standing on `to`
+    /// brackets against an anvil (custodial captures; the caller has ruled out an unarmed
+    /// king). It reads only the cells beside `to` and one further, never `to` itself, nor the
+    /// square a piece came from to reach `to` (that piece passed over the cell beside it, so
+    /// nothing stands there to capture): it gives the same answer before and after the move.
+    #[inline(always)]
+    fn custodial_victims(&self, to: usize, mover: Side) -> impl Iterator<Item = usize> + '_ {
+        let t = &*self.variant.tables;
+        let victim = capturable(mover);
+        let victim_mask = side_mask(mover.opponent());
+        Direction::ALL.into_iter().filter_map(move |d| {
+            let off = d.offset();
+            let n = (to as isize + off) as usize;
+            (self.cells[n] == victim && self.is_anvil(t, (n as isize + off) as usize, mover, victim_mask)).then_some(n)
+        })
+    }
+
     /// The pieces the piece `code` just moved to `to` captures (custodial and shieldwall).
     fn find_captures(&self, to: usize, code: u8, mover: Side) -> Captures {
         let mut caps = Captures::new();
@@ -488,14 +516,8 @@ impl Position {
             return caps;
         }
         let t = &*self.variant.tables;
-        let victim = capturable(mover);
-        let victim_mask = side_mask(mover.opponent());
-        for d in Direction::ALL {
-            let off = d.offset();
-            let n = (to as isize + off) as usize;
-            if self.cells[n] == victim && self.is_anvil(t, (n as isize + off) as usize, mover, victim_mask) {
-                caps.push(Square::from_index(n));
-            }
+        for n in self.custodial_victims(to, mover) {
+            caps.push(Square::from_index(n));
         }
         if rules.shieldwall && t.flags[to] & EDGE != 0 {
             self.shieldwall(t, to, mover, &mut caps);

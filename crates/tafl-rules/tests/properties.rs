@@ -127,7 +127,8 @@ fn check(p: &mut Position) {
     }
     // `captures_of` sees what `make` does, for the moves of either side's pieces, on a copy
     // of the board with either side to move (`analysis_copy`, which equals `from_setup` in
-    // all but the undecided outcome), and leaves the board as it was.
+    // all but the undecided outcome), and leaves the board as it was; `may_capture` is true
+    // wherever it finds something.
     for side in [Side::Attackers, Side::Defenders] {
         let mut copy = p.analysis_copy(side);
         let mut setup = p.to_setup();
@@ -147,6 +148,7 @@ fn check(p: &mut Position) {
             for &mv in moves.iter().take(6) {
                 let (captures, king_taken) = copy.captures_of(mv);
                 assert_eq!((position_string(&copy), copy.hash()), board, "captures_of {mv} changed the board");
+                assert!(copy.may_capture(mv) || (captures.is_empty() && !king_taken), "may_capture({mv}) said no to a capture at\n{p}");
                 let undo = made.make(mv);
                 assert_eq!(captures.sorted(), undo.captures.sorted(), "captures of {mv} ({piece:?}) at\n{p}");
                 assert_eq!(king_taken, made.outcome().is_some_and(|o| o.reason == Reason::KingCaptured), "king capture by {mv} at\n{p}");

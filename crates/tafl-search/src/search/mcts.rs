@@ -554,6 +554,9 @@ impl Search {
         // (making every child was most of the tree work in self-play's profile).
         self.screen.prepare(pos);
         let screen = &self.screen;
+        // Whether any child is proven: if none is, the node is not (most expansions), and its
+        // children need not be read again.
+        let mut proven = false;
         // Straight into the tree's node array: no temporary list per expansion.
         self.tree.add_children(
             id,
@@ -567,16 +570,19 @@ impl Search {
                     child.expanded = true;
                     child.proof = proof_of(o.winner, to_move.opponent());
                     child.raw_value = child.proof.value().unwrap_or(0.0);
+                    proven = true;
                 }
                 pos.unmake(mv, &undo);
                 child
             }),
         );
         if (self.cfg.escape_probe || self.cfg.fork_probe) && to_move == Side::Attackers {
-            self.probe_escapes(id, pos);
+            proven |= self.probe_escapes(id, pos);
         }
-        let proof = self.proof_from_children(id);
-        self.tree.nodes[id as usize].proof = proof;
+        if proven {
+            let proof = self.proof_from_children(id);
+            self.tree.nodes[id as usize].proof = proof;
+        }
     }
 
     fn proof_from_children(&self, id: NodeId) -> Proof {
@@ -598,10 +604,13 @@ impl Search {
         }
     }
 
-    /// Re-derives proofs from the leaf of `path` upward while they change.
+    /// Re-derives proofs from the leaf of `path` upward while they change. A node's proof
+    /// follows from its children's, so it can change only when a child is proven: an unproven
+    /// leaf (most) changes nothing above it, and its siblings are not read.
     fn update_proofs(&mut self, path: &[NodeId]) {
-        for &id in path.iter().rev().skip(1) {
-            if self.tree.nodes[id as usize].proof != Proof::Unknown {
+        for w in path.windows(2).rev() {
+            let (id, child) = (w[0], w[1]);
+            if self.tree.nodes[child as usize].proof == Proof::Unknown || self.tree.nodes[id as usize].proof != Proof::Unknown {
                 break;
             }
             let p = self.proof_from_children(id);

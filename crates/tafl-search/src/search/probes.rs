@@ -194,8 +194,9 @@ impl Search {
     /// The escape probe (above): at the attackers' node `id` (position `pos`,
     /// children just created), proves lost each attacker move after which the king escapes at
     /// once. Every move is tried: one that opens a line (or captures a piece in the king's
-    /// way) can give the king a route it does not have now.
-    pub(super) fn probe_escapes(&mut self, id: NodeId, pos: &mut Position) {
+    /// way) can give the king a route it does not have now. Returns whether it proved any.
+    pub(super) fn probe_escapes(&mut self, id: NodeId, pos: &mut Position) -> bool {
+        let mut proved = false;
         let mut king_moves = std::mem::take(&mut self.king_moves);
         // The escape probe alone tries only the moves its screen cannot clear.
         let screen = (!self.cfg.fork_probe).then(|| EscapeScreen::new(pos, &mut king_moves));
@@ -217,9 +218,11 @@ impl Search {
                 let child = &mut self.tree.nodes[c];
                 child.proof = Proof::Win;
                 child.raw_value = Proof::Win.value().unwrap_or(1.0);
+                proved = true;
             }
         }
         self.king_moves = king_moves;
+        proved
     }
 }
 

@@ -463,6 +463,28 @@ fn guarded(pos: &Position, result: &SearchResult, plies: u32, mut limit: Limit) 
 /// A player.
 pub struct Agent {
     engine: Engine,
+    /// What plays, in words ([`Agent::about`]).
+    about: String,
+}
+
+/// The search settings in words: the root policy, the budget, the probes, the guard and the
+/// contempt, with the spec option that sets each.
+pub fn describe_search(cfg: &SearchConfig, think_time: Option<Duration>, guard: u32) -> String {
+    let root = match cfg.root {
+        RootPolicy::Puct => format!("PUCT (cpuct {})", cfg.cpuct),
+        RootPolicy::Gumbel { k, .. } => format!("Gumbel root (k={k}), PUCT below (cpuct {})", cfg.cpuct),
+    };
+    let budget = match think_time {
+        Some(t) => format!("{} s a move (time=)", t.as_secs_f64()),
+        None => format!("{} simulations a move (sims=)", cfg.sims),
+    };
+    let probes = match (cfg.escape_probe, cfg.fork_probe) {
+        (false, false) => "no probes (probe=0)",
+        (true, false) => "escape probe (probe=1)",
+        (_, true) => "escape and fork probes (probe=2)",
+    };
+    let guard = if guard == 0 { "no guard (guard=0)".to_string() } else { format!("guard of {guard} plies (guard=)") };
+    format!("{root}, {budget}, {probes}, {guard}, contempt {} (contempt=)", cfg.contempt)
 }
 
 impl Agent {
@@ -470,24 +492,43 @@ impl Agent {
     pub fn new(spec: &AgentSpec, variant: &Arc<Variant>, seed: u64) -> Result<Agent, AgentError> {
         if let Some(ext) = &spec.external {
             let e = External::new(ext.clone(), variant).map_err(|message| AgentError::Spec { spec: spec.to_string(), message })?;
-            return Ok(Agent { engine: Engine::External(Box::new(e)) });
+            let about = format!("external engine {} ({:?}), {} s a move", ext.cmd.display(), ext.protocol, ext.move_time.as_secs_f64());
+            return Ok(Agent { engine: Engine::External(Box::new(e)), about });
         }
-        let engine = match spec.search_config() {
-            None => Engine::Random(SmallRng::seed_from_u64(seed)),
+        let (engine, about) = match spec.search_config() {
+            None => (Engine::Random(SmallRng::seed_from_u64(seed)), "uniformly random legal moves".to_string()),
             Some(cfg) => {
-                let evaluator: Box<dyn Evaluator> = match &spec.model {
-                    None => Box::new(RolloutEvaluator::new(seed ^ 0x5eed)),
+                let search = describe_search(&cfg, spec.think_time, spec.guard);
+                let (evaluator, about): (Box<dyn Evaluator>, String) = match &spec.model {
+                    None => (Box::new(RolloutEvaluator::new(seed ^ 0x5eed)), format!("random rollouts (no network); search: {search}")),
                     Some(path) => {
                         let device = parse_device(spec.device())?;
                         let trained_for = spec.model_variant.as_deref().unwrap_or(variant);
-                        let (net, _) = checkpoint::load(path, Some(trained_for), device)?;
-                        Box::new(NetEvaluator::new(net, variant, spec.precision()))
+                        let (net, meta) = checkpoint::load(path, Some(trained_for), device)?;
+                        let precision = spec.precision().resolved_name(device);
+                        let file = checkpoint::resolve(path)?;
+                        let about = format!(
+                            "network {} ({} blocks x {} channels, input encoding {}, {precision} on {device:?}, trained for {}); search: {search}",
+                            file.display(),
+                            meta.net.blocks,
+                            meta.net.channels,
+                            meta.net.encoding.version(),
+                            trained_for.name
+                        );
+                        (Box::new(NetEvaluator::new(net, variant, spec.precision())), about)
                     }
                 };
-                Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard }
+                (Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard }, about)
             }
         };
-        Ok(Agent { engine })
+        Ok(Agent { engine, about })
+    }
+
+    /// What plays, in words: the network (file, size, input encoding, number format, device)
+    /// or the rollouts, and the search ([`describe_search`]). `play` and `engine` print it, so
+    /// a user sees the settings behind every move.
+    pub fn about(&self) -> &str {
+        &self.about
     }
 
     /// Searches `pos` (reusing the tree from earlier moves when it leads there). `None` for

@@ -50,7 +50,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
     // search), so a user sees the settings a host gets.
     let budget = match &time {
         TimeControl::MoveTime(t) => format!("{} ms a move", t.as_millis()),
-        TimeControl::Simulations => "its simulations a move, or a share of the host's clock once it sends one".into(),
+        TimeControl::Simulations => "the agent's own budget a move (its time=, else its sims=), or a share of the host's clock once it sends one".into(),
     };
     eprintln!("tafl-lab engine ({}): agent {agent}; {budget}", args.protocol);
     if htp {
@@ -60,6 +60,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
             None => Arc::new(Variant::preset("copenhagen")?),
         };
         let mut engine = HtpEngine::new(EngineConfig { agent, variant, time, seed: 1 })?;
+        eprintln!("tafl-lab engine: {}", engine.about());
         let stdin = std::io::stdin();
         let stdout = std::io::stdout();
         engine.run(stdin.lock(), &mut stdout.lock())?;
@@ -70,6 +71,7 @@ pub fn run(args: &EngineArgs) -> Result<()> {
         None => Arc::new(Variant::preset("brandubh")?),
     };
     let mut engine = Engine::new(EngineConfig { agent, variant, time, seed: 1 })?;
+    eprintln!("tafl-lab engine: {}", engine.about());
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     engine.run(stdin.lock(), &mut stdout.lock())?;

@@ -40,6 +40,7 @@ pub fn run(a: &PlayArgs, input: impl BufRead, out: &mut impl Write) -> Result<()
     let mut history: Vec<(Position, Option<Move>)> = Vec::new();
     let mut last: Option<Move> = None;
     writeln!(out, "{}: you play the {}, the AI ({spec}) the {}.", variant.name, a.side.name(), a.side.opponent().name())?;
+    writeln!(out, "The AI: {}.", ai.about())?;
     writeln!(out, "Type a move like d1-d3, or: moves, hint, undo, board, quit. Last move: * where it started, UPPER CASE where it went.")?;
     let mut lines = input.lines();
     loop {

@@ -123,6 +123,11 @@ impl HtpEngine {
         Ok(HtpEngine { variant, agent, position, steps: Vec::new(), resigned: None, last: None, fischer: None, turn_started: Instant::now(), cfg })
     }
 
+    /// What plays, in words ([`Agent::about`]).
+    pub fn about(&self) -> &str {
+        self.agent.about()
+    }
+
     /// The current position (the game as the engine sees it).
     pub fn position(&self) -> &Position {
         &self.position

@@ -74,6 +74,11 @@ impl Engine {
         Ok(Engine { position: Position::start(variant.clone()), variant, agent, refused: None, side: None, clock: None, before_our_move: None, cfg })
     }
 
+    /// What plays, in words ([`Agent::about`]).
+    pub fn about(&self) -> &str {
+        self.agent.about()
+    }
+
     /// Runs the protocol ([`super::serve`]) until `goodbye` or the end of input. A line that
     /// is not UTF-8 is answered `error 0`, and the engine reads on.
     ///

@@ -310,3 +310,25 @@ fn a_match_stopped_early_keeps_every_game_it_finished_in_its_record() {
     }
     assert!((3..100000).contains(&n), "{n} games");
 }
+
+/// `play` and `engine` say what plays: the network file the spec resolves to, its size and
+/// input encoding, and every search setting with the option that sets it.
+#[test]
+fn play_and_engine_print_the_network_and_the_search() {
+    let spec = "az:model=models/brandubh,sims=4,probe=2,guard=3";
+    let out = common::cli::ok(&run_stdin(&["play", "--agent", spec, "--side", "attackers"], "quit\n"));
+    let about = out.lines().find(|l| l.starts_with("The AI: ")).unwrap_or_else(|| panic!("no description of the AI:\n{out}"));
+    for part in [
+        "network models/brandubh/model.safetensors (4 blocks x 32 channels, input encoding 1",
+        "trained for brandubh",
+        "search: PUCT (cpuct 1.5), 4 simulations a move (sims=)",
+        "escape and fork probes (probe=2)",
+        "guard of 3 plies (guard=)",
+    ] {
+        assert!(about.contains(part), "{part:?} not in {about:?}");
+    }
+    let o = run_stdin(&["engine", "--agent", "az:model=models/brandubh,time=0.5"], "goodbye\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("search: PUCT (cpuct 1.5), 0.5 s a move (time=), escape probe (probe=1), no guard (guard=0)"), "{err}");
+}

@@ -47,12 +47,12 @@ write_table() {
     echo "|---|---|---|---|"
     for d in "$models"/*/; do
       d=${d%/}
-      local f gate
+      local f gate record
       f=$(default_of "$d")
       [[ -n $f ]] || continue
       gate=$(ls "$d"/gate/*.json 2>/dev/null | sort | tail -1 || true)
-      printf '| `%s/` | `%s` | `%s` | %s |\n' "${d#"$models"/}" "${f#"$d"/}" "$(sha256sum "$f" | cut -c1-16)" \
-        "${gate:+[\`${gate#"$models"/}\`](${gate#"$models"/})}${gate:-shipped before the gate}"
+      if [[ -n $gate ]]; then record="[\`${gate#"$models"/}\`](${gate#"$models"/})"; else record="shipped before the gate"; fi
+      printf '| `%s/` | `%s` | `%s` | %s |\n' "${d#"$models"/}" "${f#"$d"/}" "$(sha256sum "$f" | cut -c1-16)" "$record"
     done
     sed -n '/^<!-- ships: end -->$/,$p' "$readme"
   } >"$tmp"

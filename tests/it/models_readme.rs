@@ -152,6 +152,10 @@ fn the_shipping_gate_ships_only_a_candidate_that_wins_its_sprt() {
     let page = std::fs::read_to_string(d.join("README.md")).unwrap();
     assert_eq!(ships_table(&page), [("brandubh".to_string(), shipped.clone(), sha256_prefix(&strong))]);
     assert!(page.ends_with("<!-- ships: end -->\n\nafter\n"), "the rest of the page is kept: {page}");
+    // The record cell is the link to the gate's record and nothing else.
+    let gate = json.strip_prefix(&d).unwrap().to_string_lossy().to_string();
+    let row = page.lines().find(|l| l.starts_with("| `brandubh/`")).expect("the brandubh row");
+    assert!(row.ends_with(&format!("| [`{gate}`]({gate}) |")), "{row}");
     // A random network against it: no decision in 4 games, so nothing ships.
     let weak = d.join("weak.safetensors");
     crate::common::cli::new_model(&weak, "brandubh");

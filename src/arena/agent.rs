@@ -504,9 +504,10 @@ impl Agent {
                     Some(path) => {
                         let device = parse_device(spec.device())?;
                         let trained_for = spec.model_variant.as_deref().unwrap_or(variant);
-                        let (net, meta) = checkpoint::load(path, Some(trained_for), device)?;
-                        let precision = spec.precision().resolved_name(device);
+                        // The file a folder or `latest` names, found once: loaded, and named below.
                         let file = checkpoint::resolve(path)?;
+                        let (net, meta) = checkpoint::load(&file, Some(trained_for), device)?;
+                        let precision = spec.precision().resolved_name(device);
                         let about = format!(
                             "network {} ({} blocks x {} channels, input encoding {}, {precision} on {device:?}, trained for {}); search: {search}",
                             file.display(),

@@ -228,7 +228,9 @@ impl Position {
     }
     /// All pieces, rank 1 first.
     pub fn pieces(&self) -> Vec<(Square, Piece)> {
-        self.geometry().squares().filter_map(|s| self.piece_at(s).map(|p| (s, p))).collect()
+        let mut v = Vec::with_capacity(self.counts[0] as usize + self.counts[1] as usize + 1);
+        self.for_each_piece_on(|s, p| v.push((s, p)));
+        v
     }
     /// The loose setup of this position (without its history).
     pub fn to_setup(&self) -> Setup {

@@ -64,7 +64,7 @@ impl Position {
     pub fn captures_of(&mut self, mv: Move) -> (Captures, bool) {
         let (from, to) = (mv.from.index(), mv.to.index());
         let code = self.cells[from];
-        let mover = if code & side_mask(Side::Attackers) != 0 { Side::Attackers } else { Side::Defenders };
+        let mover = mover_of(code);
         debug_assert!(code & side_mask(mover) != 0 && self.cells[to] == EMPTY, "captures_of: {mv} is not a move of a piece");
         let king = self.king;
         self.cells[from] = EMPTY;
@@ -98,7 +98,7 @@ impl Position {
     pub fn may_capture(&self, mv: Move) -> bool {
         let (from, to) = (mv.from.index(), mv.to.index());
         let code = self.cells[from];
-        let mover = if code & side_mask(Side::Attackers) != 0 { Side::Attackers } else { Side::Defenders };
+        let mover = mover_of(code);
         let rules = &self.variant.rules;
         if code == KING && !rules.king_armed.hammer() {
             return false;
@@ -508,6 +508,16 @@ impl EndScreen {
             }
         }
         true
+    }
+}
+
+/// The side of the piece with cell code `code` (a piece's code, not an empty cell's).
+#[inline]
+fn mover_of(code: u8) -> Side {
+    if code & side_mask(Side::Attackers) != 0 {
+        Side::Attackers
+    } else {
+        Side::Defenders
     }
 }
 

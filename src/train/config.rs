@@ -262,6 +262,11 @@ pub struct TrainSection {
     /// `replay::value_target`).
     #[serde(default = "one_f32")]
     pub value_discount: f32,
+    /// Share of a fully searched position's value target taken from its search's root value
+    /// instead of the game's result ("Q + z" averaging; see `replay::mix_search_value`).
+    /// 0: results only.
+    #[serde(default, skip_serializing_if = "is_zero_f32")]
+    pub search_value_share: f32,
     /// Human game records (files or folders, as `pretrain --games` takes them; relative to
     /// the working directory) mixed into every training batch, so that self-play refines
     /// what the human games taught rather than replacing it. Empty: self-play only.
@@ -273,6 +278,10 @@ pub struct TrainSection {
 }
 
 fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_zero_f32(x: &f32) -> bool {
     *x == 0.0
 }
 
@@ -459,6 +468,9 @@ impl RunConfig {
         }
         if !(t.value_discount > 0.0 && t.value_discount <= 1.0) {
             return Err(format!("train.value_discount = {}: must be in (0, 1]", t.value_discount));
+        }
+        if !(0.0..=1.0).contains(&t.search_value_share) {
+            return Err(format!("train.search_value_share = {}: must be in [0, 1] (0 = game results only)", t.search_value_share));
         }
         if t.min_positions > t.window_positions {
             return Err("train.min_positions exceeds train.window_positions".into());
@@ -649,5 +661,21 @@ mod tests {
             let e = cfg.validate().unwrap_err();
             assert!(e.contains(says) && e.starts_with("eval.agent"), "{bad}: {e}");
         }
+    }
+
+    /// `search_value_share`: 0 (no key) by default and not written back then; a share is
+    /// kept through a save; outside [0, 1] is refused by name.
+    #[test]
+    fn the_search_value_share_defaults_to_results_only_and_is_range_checked() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.train.search_value_share, 0.0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("search_value_share"));
+        let text = DEFAULT_CONFIG.replace("[train]\n", "[train]\nsearch_value_share = 0.5\n");
+        let c = RunConfig::from_toml(&text, "mixed.toml").unwrap();
+        assert_eq!(c.train.search_value_share, 0.5);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let bad = DEFAULT_CONFIG.replace("[train]\n", "[train]\nsearch_value_share = 1.5\n");
+        let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("train.search_value_share = 1.5: must be in [0, 1]"), "{e}");
     }
 }

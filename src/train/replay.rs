@@ -10,7 +10,7 @@ use crate::nn::encoding::{index_move, policy_index, policy_size, Encoder, Encodi
 use crate::nn::Symmetry;
 use crate::rules::Variant;
 use crate::search::evaluator::wdl_for;
-use crate::selfplay::{replay, FinishedGame};
+use crate::selfplay::{replay, FinishedGame, PlyRecord};
 use rand::Rng;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -55,6 +55,7 @@ pub struct ReplayWindow {
     samples: VecDeque<Sample>,
     capacity: usize,
     discount: f32,
+    search_share: f32,
 }
 
 /// The value target of a position `remaining` plies before the end of a game won by
@@ -71,12 +72,34 @@ pub fn value_target(winner: Option<crate::rules::Side>, to_move: crate::rules::S
     [w[0] * s, 1.0 - s, w[2] * s]
 }
 
+/// A value target with `share` of it taken from the search that chose the ply: the root value
+/// v (in [-1, 1], for the side to move) as the win/loss split ((1 + v)/2, 0, (1 - v)/2), the
+/// rest the game's target. A game's result says who won, after many moves that each could have
+/// changed it; the search's value says what the position was worth when it was searched, with
+/// less noise and more bias ("Q + z" averaging). Plies of fast searches (playout cap
+/// randomization), whose few simulations are not trained on, keep the game's target.
+pub fn mix_search_value(target: [f32; 3], ply: &PlyRecord, share: f32) -> [f32; 3] {
+    if share <= 0.0 || !ply.full {
+        return target;
+    }
+    let v = ply.value.clamp(-1.0, 1.0);
+    let q = [(1.0 + v) / 2.0, 0.0, (1.0 - v) / 2.0];
+    std::array::from_fn(|k| (1.0 - share) * target[k] + share * q[k])
+}
+
 impl ReplayWindow {
     /// A window of at most `capacity` positions encoded in `encoding` (the network's);
     /// `discount` as in [`value_target`].
     pub fn new(variant: Arc<Variant>, encoding: Encoding, capacity: usize, discount: f32) -> ReplayWindow {
         let symmetries = Symmetry::ALL.into_iter().filter(|s| s.preserves(&variant)).collect();
-        ReplayWindow { encoder: Encoder::new(&variant, encoding), variant, symmetries, samples: VecDeque::new(), capacity, discount }
+        ReplayWindow { encoder: Encoder::new(&variant, encoding), variant, symmetries, samples: VecDeque::new(), capacity, discount, search_share: 0.0 }
+    }
+
+    /// The same window with `share` of each fully searched position's value target taken from
+    /// its search's root value (see [`mix_search_value`]); 0, the default, trains on results
+    /// only.
+    pub fn with_search_share(self, share: f32) -> ReplayWindow {
+        ReplayWindow { search_share: share, ..self }
     }
 
     pub fn len(&self) -> usize {
@@ -106,7 +129,7 @@ impl ReplayWindow {
             let sample = Sample {
                 planes: planes.iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect(),
                 policy: ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect(),
-                wdl: value_target(game.outcome.winner, pos.to_move(), n - i, self.discount),
+                wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), ply, self.search_share),
             };
             self.samples.push_back(sample);
         }
@@ -209,7 +232,10 @@ mod tests {
             } else {
                 Vec::new()
             };
-            plies.push(PlyRecord { mv, policy, full, value: 0.0 });
+            // A made-up root value in [-1, 1) (not from the game's random stream, so the moves stay
+            // those of the seed).
+            let value = (plies.len() * 37 % 200) as f32 / 100.0 - 1.0;
+            plies.push(PlyRecord { mv, policy, full, value });
             pos.make(mv);
         }
         let outcome = pos.outcome().unwrap_or(crate::rules::Outcome::win(Side::Defenders, crate::rules::Reason::KingCaptured));
@@ -228,7 +254,7 @@ mod tests {
             .map(|(i, (pos, ply))| {
                 let planes = w.encoder.planes(&pos).iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect();
                 let policy = ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect();
-                (planes, policy, value_target(game.outcome.winner, pos.to_move(), n - i, w.discount))
+                (planes, policy, mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, w.discount), ply, w.search_share))
             })
             .collect()
     }
@@ -261,6 +287,35 @@ mod tests {
         assert_eq!(contents(&w), expected(&w, &c)[nc - capacity..].to_vec());
         // Fast-search plies have no policy target; the value target is the discounted result.
         assert!(w.samples.iter().any(|s| s.policy.is_empty()) && w.samples.iter().any(|s| !s.policy.is_empty()));
+    }
+
+    #[test]
+    fn a_search_share_mixes_the_root_value_into_fully_searched_plies_only() {
+        let v = brandubh();
+        let game = random_game(&v, 4, 40);
+        let plain = {
+            let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 1000, 0.97);
+            w.add_game(&game);
+            contents(&w)
+        };
+        let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 1000, 0.97).with_search_share(0.25);
+        w.add_game(&game);
+        let mixed = contents(&w);
+        assert_eq!(mixed.len(), game.plies.len());
+        let mut changed = 0;
+        for ((p, m), ply) in plain.iter().zip(&mixed).zip(&game.plies) {
+            assert_eq!((&p.0, &p.1), (&m.0, &m.1), "planes and policy do not change");
+            let want = if ply.full {
+                let q = [(1.0 + ply.value) / 2.0, 0.0, (1.0 - ply.value) / 2.0];
+                [0.75 * p.2[0] + 0.25 * q[0], 0.75 * p.2[1], 0.75 * p.2[2] + 0.25 * q[2]]
+            } else {
+                p.2
+            };
+            assert!(want.iter().zip(&m.2).all(|(a, b)| (a - b).abs() < 1e-6), "{:?} against {want:?} (full: {})", m.2, ply.full);
+            assert!((m.2.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            changed += usize::from(m.2 != p.2);
+        }
+        assert!(changed >= game.plies.len() / 3, "{changed} targets moved");
     }
 
     #[test]

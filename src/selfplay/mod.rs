@@ -62,6 +62,14 @@ pub struct SelfPlayConfig {
     /// Plies at the start of each game where PUCT searches sample their move with
     /// temperature 1 (Gumbel searches always play their sequential-halving winner).
     pub temperature_plies: u32,
+    /// Soft resignation (0 = off): once a full search's root value for the side to move is
+    /// at least this far from 0 (won or lost for it, as the search sees it), the game's
+    /// remaining moves get fast searches only. A decided game then costs little, and it is
+    /// still played to its end, so its positions keep real results as value targets (no
+    /// resignation that could be wrong); its fast plies give no policy targets, as with
+    /// playout cap randomization.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub soft_resign_value: f32,
     /// The full search (its policy is a training target). Last: TOML writes tables after
     /// plain values.
     pub search: SearchConfig,
@@ -79,9 +87,14 @@ impl Default for SelfPlayConfig {
             attacker_sims: None,
             attacker_fast_sims: None,
             temperature_plies: 8,
+            soft_resign_value: 0.0,
             search: SearchConfig::gumbel(),
         }
     }
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 /// One ply of a self-play game.
@@ -134,6 +147,8 @@ struct Slot {
     search: Search,
     plies: Vec<PlyRecord>,
     full: bool,
+    /// A full search found the game decided (see [`SelfPlayConfig::soft_resign_value`]).
+    decided: bool,
     /// The game's slot number (see [`play_games`]).
     number: u64,
     /// The game's own random choices.
@@ -296,6 +311,9 @@ impl Games<'_> {
             let mv = slot.search.choose(temperature).expect("unfinished games have moves");
             slot.plies.push(PlyRecord { mv, policy: if slot.full { result.policy } else { Vec::new() }, full: slot.full, value: result.value });
             self.progress.moves += 1;
+            if slot.full && cfg.soft_resign_value > 0.0 && result.value.abs() >= cfg.soft_resign_value {
+                slot.decided = true;
+            }
             slot.search.advance(mv).expect("searched moves are legal");
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
@@ -314,14 +332,14 @@ impl Games<'_> {
 fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64) -> Slot {
     let mut rng = SmallRng::seed_from_u64(seed);
     let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
-    let mut slot = Slot { search, plies: Vec::new(), full: true, number, rng };
+    let mut slot = Slot { search, plies: Vec::new(), full: true, decided: false, number, rng };
     configure(&mut slot, cfg);
     slot
 }
 
 /// Chooses full or fast search for the slot's next move.
 fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
-    slot.full = cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability;
+    slot.full = !slot.decided && (cfg.fast_probability <= 0.0 || slot.rng.gen::<f32>() >= cfg.fast_probability);
     let mut c = cfg.search.clone();
     let attackers = slot.search.position().to_move() == Side::Attackers;
     if let (true, Some(n)) = (attackers, cfg.attacker_sims) {
@@ -422,5 +440,45 @@ mod tests {
         assert_eq!([sims(&cfg, false, true), sims(&cfg, true, true), sims(&cfg, false, false), sims(&cfg, true, false)], [64, 16, 16, 4]);
         cfg.attacker_fast_sims = None;
         assert_eq!(sims(&cfg, true, true), 4, "none: the same fast search as the defenders'");
+    }
+
+    /// Soft resignation: every ply after the first full search whose root value reached the
+    /// threshold is a fast search, every full ply before it stayed under the threshold, and
+    /// the game is still played to its end (a finished game ends in its outcome). Random rollouts give decided values often, so
+    /// some games must have been decided; off, every ply is a full search.
+    #[test]
+    fn soft_resignation_plays_decided_games_out_with_fast_searches() {
+        use crate::search::evaluator::RolloutEvaluator;
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let games = |soft: f32| {
+            let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, fast_sims: 2, soft_resign_value: soft, ..SelfPlayConfig::default() };
+            cfg.search.sims = 8;
+            let mut out = Vec::new();
+            let mut n = 0;
+            play(
+                &v,
+                &cfg,
+                &mut RolloutEvaluator::new(7),
+                11,
+                &mut |_| {
+                    n += 1;
+                    n <= 8
+                },
+                &mut |g| out.push(g),
+                &mut |_| true,
+            );
+            assert_eq!(out.len(), 8);
+            out
+        };
+        assert!(games(0.0).iter().all(|g| g.plies.iter().all(|p| p.full)), "off: every ply is fully searched");
+        let mut decided = 0;
+        for g in games(0.6) {
+            let first = g.plies.iter().position(|p| p.value.abs() >= 0.6);
+            let cut = first.map_or(g.plies.len(), |i| i + 1);
+            assert!(g.plies[..cut].iter().all(|p| p.full), "full searches until the game is decided");
+            assert!(g.plies[cut..].iter().all(|p| !p.full && p.policy.is_empty()), "fast ones after");
+            decided += usize::from(cut < g.plies.len());
+        }
+        assert!(decided > 0, "no game was decided: the test proves nothing");
     }
 }

@@ -136,6 +136,8 @@ struct SelfPlayToml {
     attacker_fast_sims: u32,
     #[serde(default = "default_temperature_plies")]
     temperature_plies: u32,
+    #[serde(default)]
+    soft_resign_value: f32,
     #[serde(default = "one_usize")]
     threads: usize,
     #[serde(default = "sixteen")]
@@ -212,6 +214,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 attacker_sims: (t.attacker_sims > 0).then_some(t.attacker_sims),
                 attacker_fast_sims: (t.attacker_fast_sims > 0).then_some(t.attacker_fast_sims),
                 temperature_plies: t.temperature_plies,
+                soft_resign_value: t.soft_resign_value,
                 search,
             },
         })
@@ -449,6 +452,9 @@ impl RunConfig {
         if !(0.0..1.0).contains(&s.fast_probability) {
             return Err(format!("selfplay.fast_probability = {}: must be in [0, 1)", s.fast_probability));
         }
+        if !(0.0..1.0).contains(&s.soft_resign_value) {
+            return Err(format!("selfplay.soft_resign_value = {}: must be in [0, 1) (0 = off)", s.soft_resign_value));
+        }
         if !(0.0..1.0).contains(&self.selfplay.attacker_share) {
             return Err(format!("selfplay.attacker_share = {}: must be in [0, 1) (0 = off)", self.selfplay.attacker_share));
         }
@@ -661,6 +667,22 @@ mod tests {
             let e = cfg.validate().unwrap_err();
             assert!(e.contains(says) && e.starts_with("eval.agent"), "{bad}: {e}");
         }
+    }
+
+    /// `soft_resign_value`: off (no key) by default and not written back then; a value is
+    /// kept through a save; 1 or more is refused by name.
+    #[test]
+    fn soft_resignation_is_off_by_default_and_range_checked() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.selfplay.play.soft_resign_value, 0.0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("soft_resign_value"));
+        let text = DEFAULT_CONFIG.replace("[selfplay]\n", "[selfplay]\nsoft_resign_value = 0.9\n");
+        let c = RunConfig::from_toml(&text, "soft.toml").unwrap();
+        assert_eq!(c.selfplay.play.soft_resign_value, 0.9);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let bad = DEFAULT_CONFIG.replace("[selfplay]\n", "[selfplay]\nsoft_resign_value = 1.0\n");
+        let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("selfplay.soft_resign_value = 1: must be in [0, 1)"), "{e}");
     }
 
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is

@@ -70,6 +70,14 @@ pub struct SelfPlayConfig {
     /// playout cap randomization.
     #[serde(skip_serializing_if = "is_zero")]
     pub soft_resign_value: f32,
+    /// Share of games (0 = none) in which one side, drawn at random, is played by a past
+    /// network (the `past` evaluator of [`play_games_with_past`]), as TablutZero plays a
+    /// quarter of its games against earlier checkpoints so that neither side forgets how to
+    /// meet play it no longer sees from itself. The past network searches with its own tree
+    /// and the same settings; its plies are no policy targets (`full` false, no policy), and
+    /// every position keeps the game's result as its value target.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub past_share: f32,
     /// The full search (its policy is a training target). Last: TOML writes tables after
     /// plain values.
     pub search: SearchConfig,
@@ -88,6 +96,7 @@ impl Default for SelfPlayConfig {
             attacker_fast_sims: None,
             temperature_plies: 8,
             soft_resign_value: 0.0,
+            past_share: 0.0,
             search: SearchConfig::gumbel(),
         }
     }
@@ -145,6 +154,9 @@ const GROUPS: usize = 2;
 
 struct Slot {
     search: Search,
+    /// In a game against a past network: its side and its own search (its own tree, fed by
+    /// that network only), advanced along every move as `search` is.
+    past: Option<(Side, Search)>,
     plies: Vec<PlyRecord>,
     full: bool,
     /// A full search found the game decided (see [`SelfPlayConfig::soft_resign_value`]).
@@ -153,6 +165,24 @@ struct Slot {
     number: u64,
     /// The game's own random choices.
     rng: SmallRng,
+}
+
+impl Slot {
+    /// The network that plays the side to move: 0 the current one, 1 the past one.
+    fn net(&self) -> usize {
+        match &self.past {
+            Some((side, _)) if *side == self.search.position().to_move() => 1,
+            _ => 0,
+        }
+    }
+
+    /// The search of the side to move.
+    fn active(&mut self) -> &mut Search {
+        match &mut self.past {
+            Some((side, past)) if *side == self.search.position().to_move() => past,
+            _ => &mut self.search,
+        }
+    }
 }
 
 /// The seed of game `slot` (its index among the games of `generation`) of a run seeded
@@ -206,53 +236,85 @@ pub fn play_games(
     on_game: &mut dyn FnMut(u64, FinishedGame),
     on_step: &mut dyn FnMut(&Progress) -> bool,
 ) -> Progress {
+    play_games_with_past(variant, cfg, evaluator, None, next_game, on_game, on_step)
+}
+
+/// [`play_games`], with `past` (a past network) playing one side of `cfg.past_share` of the
+/// games (none without it). Each network has its own batches and its own cache: a position
+/// one network evaluated is never answered with the other's evaluation.
+pub fn play_games_with_past<'e>(
+    variant: &Arc<Variant>,
+    cfg: &SelfPlayConfig,
+    evaluator: &'e mut dyn Evaluator,
+    past: Option<&'e mut dyn Evaluator>,
+    next_game: &mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    on_game: &mut dyn FnMut(u64, FinishedGame),
+    on_step: &mut dyn FnMut(&Progress) -> bool,
+) -> Progress {
+    let mut evaluators: Vec<&mut dyn Evaluator> = vec![evaluator];
+    evaluators.extend(past);
+    let nets = evaluators.len();
+    let with_past = nets > 1;
     let progress = Progress::default();
     let mut slots: Vec<Option<Slot>> = Vec::new();
     for _ in 0..cfg.games_in_flight.max(1) {
         let Some((number, seed)) = next_game(&progress) else { break };
-        slots.push(Some(new_slot(variant, cfg, number, seed)));
+        slots.push(Some(new_slot(variant, cfg, number, seed, with_past)));
     }
     let groups = GROUPS.min(slots.len()).max(1);
-    let mut games = Games { variant, cfg, slots, groups, progress, next_game, on_game };
-    let mut cache = EvalCache::new(EvalCache::DEFAULT_ENTRIES);
-    // Per group: the batch being evaluated and where its evaluations go.
-    let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups).map(|_| None).collect();
-    let mut stopped = false;
-    while !stopped && (games.slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some)) {
-        for (g, flight) in in_flight.iter_mut().enumerate() {
-            if let Some((ticket, plan)) = flight.take() {
-                let evals = cache.complete(plan, evaluator.finish(ticket));
-                lockstep::apply(&mut group(&mut games.slots, g, groups), &evals);
-                games.progress.evaluations += evals.len() as u64;
-                games.progress.cache = cache.stats();
-                if !on_step(&games.progress) {
-                    stopped = true;
-                    break;
+    let mut games = Games { variant, cfg, slots, groups, with_past, progress, next_game, on_game };
+    let mut caches: Vec<EvalCache> = (0..nets).map(|_| EvalCache::new(EvalCache::DEFAULT_ENTRIES)).collect();
+    // Per group and network: the batch being evaluated and where its evaluations go.
+    let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups * nets).map(|_| None).collect();
+    'steps: while games.slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some) {
+        for g in 0..groups {
+            for (k, evaluator) in evaluators.iter_mut().enumerate() {
+                if let Some((ticket, plan)) = in_flight[g * nets + k].take() {
+                    let evals = caches[k].complete(plan, evaluator.finish(ticket));
+                    lockstep::apply(&mut group(&mut games.slots, g, groups, k), &evals);
+                    games.progress.evaluations += evals.len() as u64;
+                    games.progress.cache = cache_stats(&caches);
+                    if !on_step(&games.progress) {
+                        break 'steps;
+                    }
                 }
             }
             games.play_moves(g);
-            let mut searches = group(&mut games.slots, g, groups);
-            if fill_to_misses(&mut searches, &cache, evaluator, cfg.positions_per_call) == 0 {
-                continue;
+            for (k, evaluator) in evaluators.iter_mut().enumerate() {
+                let mut searches = group(&mut games.slots, g, groups, k);
+                if fill_to_misses(&mut searches, &caches[k], &**evaluator, cfg.positions_per_call) == 0 {
+                    continue;
+                }
+                let reqs: Vec<EvalRequest<'_>> = searches.iter().flat_map(|s| s.requests()).collect();
+                let plan = caches[k].plan(&reqs, &**evaluator);
+                let ticket = if plan.to_evaluate.is_empty() {
+                    Ticket::ready(Vec::new())
+                } else {
+                    games.progress.batches += 1;
+                    let sent: Vec<EvalRequest<'_>> = plan.to_evaluate.iter().map(|&i| reqs[i]).collect();
+                    evaluator.start(&sent)
+                };
+                in_flight[g * nets + k] = Some((ticket, plan));
             }
-            let reqs: Vec<EvalRequest<'_>> = searches.iter().flat_map(|s| s.requests()).collect();
-            let plan = cache.plan(&reqs, evaluator);
-            let ticket = if plan.to_evaluate.is_empty() {
-                Ticket::ready(Vec::new())
-            } else {
-                games.progress.batches += 1;
-                let sent: Vec<EvalRequest<'_>> = plan.to_evaluate.iter().map(|&i| reqs[i]).collect();
-                evaluator.start(&sent)
-            };
-            *flight = Some((ticket, plan));
         }
     }
-    // Abandoned games: collect what is still being evaluated, so the evaluator is idle.
-    for (ticket, _) in in_flight.into_iter().flatten() {
-        evaluator.finish(ticket);
+    // Abandoned games: collect what is still being evaluated, so the evaluators are idle.
+    for (i, flight) in in_flight.into_iter().enumerate() {
+        if let Some((ticket, _)) = flight {
+            evaluators[i % nets].finish(ticket);
+        }
     }
-    games.progress.cache = cache.stats();
+    games.progress.cache = cache_stats(&caches);
     games.progress
+}
+
+/// The counters of all the networks' caches together.
+fn cache_stats(caches: &[EvalCache]) -> crate::search::cache::CacheStats {
+    let mut total = crate::search::cache::CacheStats::default();
+    for c in caches {
+        total.add(&c.stats());
+    }
+    total
 }
 
 /// Gathers leaves from `searches` until `batch` of them need the network (the cache answers
@@ -278,9 +340,11 @@ fn fill_to_misses(searches: &mut [&mut Search], cache: &EvalCache, evaluator: &d
     }
 }
 
-/// The searches of group `g`'s live games.
-fn group(slots: &mut [Option<Slot>], g: usize, groups: usize) -> Vec<&mut Search> {
-    slots.iter_mut().skip(g).step_by(groups).flatten().map(|s| &mut s.search).collect()
+/// The searches of group `g`'s live games whose side to move network `net` plays (0 the
+/// current one, 1 the past one). A game's network changes only when a move is played, so a
+/// batch's evaluations go back to the searches that asked for them.
+fn group(slots: &mut [Option<Slot>], g: usize, groups: usize, net: usize) -> Vec<&mut Search> {
+    slots.iter_mut().skip(g).step_by(groups).flatten().filter(|s| s.net() == net).map(Slot::active).collect()
 }
 
 /// The games of one [`play_games`] call: their slots (`None` once a game is over and no new
@@ -290,6 +354,8 @@ struct Games<'a> {
     cfg: &'a SelfPlayConfig,
     slots: Vec<Option<Slot>>,
     groups: usize,
+    /// Whether a past network plays in some games.
+    with_past: bool,
     progress: Progress,
     next_game: &'a mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
     on_game: &'a mut dyn FnMut(u64, FinishedGame),
@@ -299,28 +365,35 @@ impl Games<'_> {
     /// Plays the moves of group `g`'s finished searches; a finished game makes room for the
     /// next.
     fn play_moves(&mut self, g: usize) {
-        let (variant, cfg) = (self.variant, self.cfg);
+        let (variant, cfg, with_past) = (self.variant, self.cfg, self.with_past);
         for entry in self.slots.iter_mut().skip(g).step_by(self.groups) {
             let Some(slot) = entry.as_mut() else { continue };
-            if !slot.search.is_finished() {
+            let by_past = slot.net() == 1;
+            let ply = slot.plies.len() as u32;
+            let search = slot.active();
+            if !search.is_finished() {
                 continue;
             }
-            let ply = slot.plies.len() as u32;
-            let result = slot.search.result();
+            let result = search.result();
             let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
-            let mv = slot.search.choose(temperature).expect("unfinished games have moves");
-            slot.plies.push(PlyRecord { mv, policy: if slot.full { result.policy } else { Vec::new() }, full: slot.full, value: result.value });
+            let mv = search.choose(temperature).expect("unfinished games have moves");
+            // A past network's moves are no training targets of this one.
+            let target = slot.full && !by_past;
+            slot.plies.push(PlyRecord { mv, policy: if target { result.policy } else { Vec::new() }, full: target, value: result.value });
             self.progress.moves += 1;
-            if slot.full && cfg.soft_resign_value > 0.0 && result.value.abs() >= cfg.soft_resign_value {
+            if target && cfg.soft_resign_value > 0.0 && result.value.abs() >= cfg.soft_resign_value {
                 slot.decided = true;
             }
             slot.search.advance(mv).expect("searched moves are legal");
+            if let Some((_, past)) = &mut slot.past {
+                past.advance(mv).expect("searched moves are legal");
+            }
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
                 self.progress.games += 1;
                 (self.on_game)(done.number, FinishedGame { plies: done.plies, outcome });
                 if let Some((number, seed)) = (self.next_game)(&self.progress) {
-                    *entry = Some(new_slot(variant, cfg, number, seed));
+                    *entry = Some(new_slot(variant, cfg, number, seed, with_past));
                 }
             } else {
                 configure(slot, cfg);
@@ -329,10 +402,16 @@ impl Games<'_> {
     }
 }
 
-fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64) -> Slot {
+/// A new game. With a past network at hand, `cfg.past_share` of the games give it a side
+/// (drawn after the search seed, so games without a past network are as before).
+fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64, with_past: bool) -> Slot {
     let mut rng = SmallRng::seed_from_u64(seed);
     let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
-    let mut slot = Slot { search, plies: Vec::new(), full: true, decided: false, number, rng };
+    let past = (with_past && cfg.past_share > 0.0 && rng.gen::<f32>() < cfg.past_share).then(|| {
+        let side = if rng.gen::<bool>() { Side::Attackers } else { Side::Defenders };
+        (side, Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen()))
+    });
+    let mut slot = Slot { search, past, plies: Vec::new(), full: true, decided: false, number, rng };
     configure(&mut slot, cfg);
     slot
 }
@@ -355,8 +434,9 @@ fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
             *k = (*k).min(c.sims as usize).max(2);
         }
     }
-    slot.search.set_config(c);
-    slot.search.start();
+    let search = slot.active();
+    search.set_config(c);
+    search.start();
 }
 
 impl FinishedGame {
@@ -428,7 +508,7 @@ mod tests {
         cfg.search.sims = 16;
         let sims = |cfg: &SelfPlayConfig, fast: bool, attackers: bool| {
             let cfg = SelfPlayConfig { fast_probability: if fast { 0.999_999 } else { 0.0 }, ..cfg.clone() };
-            let mut slot = new_slot(&v, &cfg, 0, 1);
+            let mut slot = new_slot(&v, &cfg, 0, 1, false);
             if !attackers {
                 let m = slot.search.position().legal_moves()[0];
                 slot.search.advance(m).unwrap();
@@ -480,5 +560,69 @@ mod tests {
             decided += usize::from(cut < g.plies.len());
         }
         assert!(decided > 0, "no game was decided: the test proves nothing");
+    }
+
+    /// Games against a past network: in about `past_share` of the games one side's plies are
+    /// all the past network's (no policy target, not `full`) and the other's all targets; the
+    /// root of every ply was evaluated by the network that played it (each has its own tree
+    /// and cache); without a past evaluator the share plays no such game.
+    #[test]
+    fn a_past_network_plays_its_side_with_its_own_searches_and_gives_no_targets() {
+        use std::collections::HashSet;
+        struct Recording(HashSet<u64>);
+        impl Evaluator for Recording {
+            fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<crate::search::Evaluation> {
+                batch
+                    .iter()
+                    .map(|r| {
+                        self.0.insert(r.position.hash());
+                        crate::search::Evaluation::uniform(r.moves.len(), [0.0, 1.0, 0.0])
+                    })
+                    .collect()
+            }
+            fn cache_key(&self, position: &Position) -> Option<u64> {
+                Some(position.hash())
+            }
+        }
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, past_share: 0.75, ..SelfPlayConfig::default() };
+        cfg.search.sims = 8;
+        let play_n = |now: &mut Recording, past: Option<&mut Recording>| {
+            let mut out = Vec::new();
+            let mut n = 0;
+            play_games_with_past(
+                &v,
+                &cfg,
+                now,
+                past.map(|p| p as &mut dyn Evaluator),
+                &mut |_| {
+                    n += 1;
+                    (n <= 12).then(|| (n - 1, game_seed(5, 0, n - 1)))
+                },
+                &mut |_, g| out.push(g),
+                &mut |_| true,
+            );
+            assert_eq!(out.len(), 12);
+            out
+        };
+        let (mut now, mut past) = (Recording(HashSet::new()), Recording(HashSet::new()));
+        let mut against_past = 0;
+        for g in play_n(&mut now, Some(&mut past)) {
+            let plies: Vec<(Position, &PlyRecord)> = replay(&v, &g.plies).collect();
+            let past_sides: HashSet<Side> = plies.iter().filter(|(_, p)| !p.full).map(|(pos, _)| pos.to_move()).collect();
+            assert!(past_sides.len() <= 1, "one side at most is the past network's");
+            let past_side = past_sides.into_iter().next();
+            against_past += usize::from(past_side.is_some());
+            for (pos, p) in &plies {
+                let by_past = Some(pos.to_move()) == past_side;
+                assert_eq!((p.full, p.policy.is_empty()), (!by_past, by_past), "targets only from the current network");
+                let player = if by_past { &past } else { &now };
+                assert!(player.0.contains(&pos.hash()), "the root was evaluated by the network that played it");
+            }
+        }
+        assert!((4..12).contains(&against_past), "{against_past} of 12 games against the past network (share 0.75)");
+        // No past evaluator: every ply is the current network's.
+        let alone = play_n(&mut Recording(HashSet::new()), None);
+        assert!(alone.iter().all(|g| g.plies.iter().all(|p| p.full && !p.policy.is_empty())));
     }
 }

@@ -138,6 +138,8 @@ struct SelfPlayToml {
     temperature_plies: u32,
     #[serde(default)]
     soft_resign_value: f32,
+    #[serde(default)]
+    past_share: f32,
     #[serde(default = "one_usize")]
     threads: usize,
     #[serde(default = "sixteen")]
@@ -215,6 +217,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 attacker_fast_sims: (t.attacker_fast_sims > 0).then_some(t.attacker_fast_sims),
                 temperature_plies: t.temperature_plies,
                 soft_resign_value: t.soft_resign_value,
+                past_share: t.past_share,
                 search,
             },
         })
@@ -455,6 +458,12 @@ impl RunConfig {
         if !(0.0..1.0).contains(&s.soft_resign_value) {
             return Err(format!("selfplay.soft_resign_value = {}: must be in [0, 1) (0 = off)", s.soft_resign_value));
         }
+        if !(0.0..1.0).contains(&s.past_share) {
+            return Err(format!("selfplay.past_share = {}: must be in [0, 1) (0 = no games against past networks)", s.past_share));
+        }
+        if s.past_share > 0.0 && !self.selfplay.in_process {
+            return Err("selfplay.past_share needs selfplay.in_process = true: `tafl-lab selfplay` workers do not load past networks".into());
+        }
         if !(0.0..1.0).contains(&self.selfplay.attacker_share) {
             return Err(format!("selfplay.attacker_share = {}: must be in [0, 1) (0 = off)", self.selfplay.attacker_share));
         }
@@ -683,6 +692,25 @@ mod tests {
         let bad = DEFAULT_CONFIG.replace("[selfplay]\n", "[selfplay]\nsoft_resign_value = 1.0\n");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.soft_resign_value = 1: must be in [0, 1)"), "{e}");
+    }
+
+    /// `past_share`: off by default and not written back then; in [0, 1) and only with
+    /// in-process self-play, each refused by name.
+    #[test]
+    fn games_against_past_networks_are_off_by_default_and_checked() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.selfplay.play.past_share, 0.0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("past_share"));
+        let with = |line: &str| DEFAULT_CONFIG.replace("[selfplay]\n", &format!("[selfplay]\n{line}\n"));
+        let c = RunConfig::from_toml(&with("past_share = 0.25"), "past.toml").unwrap();
+        assert_eq!(c.selfplay.play.past_share, 0.25);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let e = RunConfig::from_toml(&with("past_share = 1.0"), "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("selfplay.past_share = 1: must be in [0, 1)"), "{e}");
+        let text = with("past_share = 0.25").replace("in_process = true", "in_process = false");
+        assert!(text.contains("in_process = false"), "the default config names in_process");
+        let e = RunConfig::from_toml(&text, "workers.toml").unwrap_err().to_string();
+        assert!(e.contains("selfplay.past_share needs selfplay.in_process = true"), "{e}");
     }
 
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is

@@ -64,23 +64,32 @@ impl Trainer {
         let evaluations = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(u64, FinishedGame)>();
         let model_path = rd.model(model_generation);
+        let past_path = past_model(rd, cfg.seed, model_generation, cfg.selfplay.play.past_share);
+        if let Some(p) = &past_path {
+            reporter.line(&format!("gen {generation}: a share of {} of the games against {}", cfg.selfplay.play.past_share, p.display()));
+        }
         let sp = self.state.selfplay_config(cfg);
         let result: Result<(), TrainError> = std::thread::scope(|scope| {
             let mut handles = Vec::new();
             for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
                 let tx = tx.clone();
-                let (next, slots, evaluations, model_path, sp) = (&next, &slots, &evaluations, &model_path, &sp);
+                let (next, slots, evaluations, model_path, past_path, sp) = (&next, &slots, &evaluations, &model_path, &past_path, &sp);
                 handles.push(scope.spawn(move || -> Result<(), TrainError> {
                     let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
                     let mut ev = NetEvaluator::new(net, variant, cfg.precision);
+                    let mut past = match past_path {
+                        Some(p) => Some(NetEvaluator::new(checkpoint::load(p, Some(variant), device)?.0, variant, cfg.precision)),
+                        None => None,
+                    };
                     let mut next_game = |_: &selfplay::Progress| {
                         let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
                         Some((k, selfplay::game_seed(cfg.seed, generation, k)))
                     };
-                    let p = selfplay::play_games(
+                    let p = selfplay::play_games_with_past(
                         variant,
                         sp,
                         &mut ev,
+                        past.as_mut().map(|e| e as &mut dyn crate::search::Evaluator),
                         &mut next_game,
                         &mut |k, g| {
                             let _ = tx.send((k, g));
@@ -189,6 +198,22 @@ impl Trainer {
 /// Writes the pending games as the writer's next shard: the first free name from `seq` on,
 /// taken in one step with the write, so two writers of one name never replace each other's
 /// shard.
+/// The past network that plays one side of a `share` of generation `model_generation + 1`'s
+/// games: a checkpoint drawn uniformly from the run's earlier generations still on disk (the
+/// draw seeded by the run seed and the generation, so a resumed generation meets the same
+/// one), or none when the share is 0 or there is no earlier generation.
+pub(super) fn past_model(rd: &RunDir, seed: u64, model_generation: u64, share: f32) -> Option<std::path::PathBuf> {
+    if share <= 0.0 {
+        return None;
+    }
+    let earlier: Vec<std::path::PathBuf> = (0..model_generation).map(|g| rd.model(g)).filter(|p| p.exists()).collect();
+    if earlier.is_empty() {
+        return None;
+    }
+    let pick = selfplay::game_seed(seed ^ 0x7061_7374, model_generation, 0) % earlier.len() as u64;
+    Some(earlier[pick as usize].clone())
+}
+
 fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &str, seq: &mut usize, pending: &mut Vec<StoredGame>) -> Result<(), TrainError> {
     if pending.is_empty() {
         return Ok(());
@@ -292,4 +317,29 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
         flush_shard(&rd, &variant, generation, &writer, &mut seq, &mut pending)?;
     }
     Ok(played)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The past network is one of the run's earlier checkpoints on disk, the same one for the
+    /// same seed and generation; none with a share of 0 or no earlier checkpoint.
+    #[test]
+    fn the_past_network_is_an_earlier_checkpoint_on_disk() {
+        let dir = std::env::temp_dir().join(format!("tafl-past-model-{}", std::process::id()));
+        let rd = RunDir::new(&dir);
+        std::fs::create_dir_all(rd.models()).unwrap();
+        assert_eq!(past_model(&rd, 1, 5, 0.25), None, "no checkpoint on disk");
+        for g in [0, 2, 3, 5] {
+            std::fs::write(rd.model(g), b"x").unwrap();
+        }
+        assert_eq!(past_model(&rd, 1, 5, 0.0), None, "share 0");
+        assert_eq!(past_model(&rd, 1, 0, 0.25), None, "generation 0 has no past");
+        let picks: Vec<std::path::PathBuf> = (0..40).map(|seed| past_model(&rd, seed, 5, 0.25).unwrap()).collect();
+        assert!(picks.iter().all(|p| [0, 2, 3].iter().any(|&g| *p == rd.model(g))), "an earlier generation on disk");
+        assert!([0, 2, 3].iter().all(|&g| picks.contains(&rd.model(g))), "each earlier one can be drawn");
+        assert_eq!(past_model(&rd, 7, 5, 0.25), past_model(&rd, 7, 5, 0.25), "the same draw for the same generation");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -14,10 +14,14 @@
 //!   next leaves. With an evaluator that works in the background ([`Evaluator::start`]: the
 //!   network on a thread of its own) the tree work overlaps the network; with any other the
 //!   same schedule runs one step after another, so a seed gives the same games either way.
-//! - **An evaluation cache** ([`EvalCache`], one per call of [`play_games`], so one network):
+//! - **An evaluation cache** ([`EvalCache`], one per network in a call of [`play_games`]):
 //!   a position that another tree, another game or a transposition already brought to the
 //!   network is answered from the table, and a batch never holds one position twice.
 //!   [`Progress::cache`] counts hits.
+//!
+//! Games against a past network ([`play_games_with_past`], `past_share`) give one side of a
+//! game to a second evaluator: that side searches with a tree of its own, and each group's
+//! leaves go to the network of the side to move in their game, one batch per network.
 //!
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
 //! used as a policy target; only full searches (with root noise) become targets.

@@ -42,7 +42,7 @@ use std::sync::Arc;
 /// full search as `[selfplay.search]`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SelfPlayConfig {
-    /// Games played at the same time (per evaluator).
+    /// Games played at the same time (per call of [`play_games`]).
     pub games_in_flight: usize,
     /// Most positions per evaluator call, gathered from the games in flight (each tree gives
     /// its search's `leaves_per_tree`); `batch` in configs saved before the name.
@@ -78,8 +78,11 @@ pub struct SelfPlayConfig {
     /// network (the `past` evaluator of [`play_games_with_past`]), as TablutZero plays a
     /// quarter of its games against earlier checkpoints so that neither side forgets how to
     /// meet play it no longer sees from itself. The past network searches with its own tree
-    /// and the same settings; its plies are no policy targets (`full` false, no policy), and
-    /// every position keeps the game's result as its value target.
+    /// and the same settings; its plies are no policy targets (`full` false, no policy) and
+    /// keep the game's result as their value target. Once a game is soft-resigned, both
+    /// sides play fast searches. The trainer leaves these games out of the self-play side
+    /// rates and the attackers' steering ([`FinishedGame::past`]): their results measure the
+    /// two networks, not the sides.
     #[serde(skip_serializing_if = "is_zero")]
     pub past_share: f32,
     /// The full search (its policy is a training target). Last: TOML writes tables after
@@ -127,6 +130,9 @@ pub struct PlyRecord {
 pub struct FinishedGame {
     pub plies: Vec<PlyRecord>,
     pub outcome: Outcome,
+    /// The side a past network played ([`SelfPlayConfig::past_share`]), if any. Not stored in
+    /// shards: a game read back from one says `None`.
+    pub past: Option<Side>,
 }
 
 /// Counters of a self-play run.
@@ -395,7 +401,8 @@ impl Games<'_> {
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
                 self.progress.games += 1;
-                (self.on_game)(done.number, FinishedGame { plies: done.plies, outcome });
+                let past = done.past.map(|(side, _)| side);
+                (self.on_game)(done.number, FinishedGame { plies: done.plies, outcome, past });
                 if let Some((number, seed)) = (self.next_game)(&self.progress) {
                     *entry = Some(new_slot(variant, cfg, number, seed, with_past));
                 }
@@ -407,7 +414,8 @@ impl Games<'_> {
 }
 
 /// A new game. With a past network at hand, `cfg.past_share` of the games give it a side
-/// (drawn after the search seed, so games without a past network are as before).
+/// (drawn after the search seed; with a past network every game draws, so its fast or full
+/// choices differ from those of a call without one).
 fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64, with_past: bool) -> Slot {
     let mut rng = SmallRng::seed_from_u64(seed);
     let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
@@ -494,6 +502,7 @@ mod tests {
         let game = FinishedGame {
             plies: vec![ply(0.5, true), ply(-0.5, true), ply(0.0, false), ply(1.0, true)],
             outcome: Outcome::win(Side::Defenders, Reason::CornerEscape),
+            past: None,
         };
         let obs: Vec<(Side, f64, f64, usize)> = game.value_observations(Side::Attackers).map(|o| (o.side, o.predicted, o.realized, o.ply)).collect();
         assert_eq!(obs, [(Side::Attackers, 0.75, 0.0, 0), (Side::Defenders, 0.25, 1.0, 1), (Side::Defenders, 1.0, 1.0, 3)]);
@@ -591,12 +600,12 @@ mod tests {
         let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
         let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, past_share: 0.75, ..SelfPlayConfig::default() };
         cfg.search.sims = 8;
-        let play_n = |now: &mut Recording, past: Option<&mut Recording>| {
+        let play_n = |cfg: &SelfPlayConfig, now: &mut Recording, past: Option<&mut Recording>| {
             let mut out = Vec::new();
             let mut n = 0;
             play_games_with_past(
                 &v,
-                &cfg,
+                cfg,
                 now,
                 past.map(|p| p as &mut dyn Evaluator),
                 &mut |_| {
@@ -611,12 +620,18 @@ mod tests {
         };
         let (mut now, mut past) = (Recording(HashSet::new()), Recording(HashSet::new()));
         let mut against_past = 0;
-        for g in play_n(&mut now, Some(&mut past)) {
+        for g in play_n(&cfg, &mut now, Some(&mut past)) {
             let plies: Vec<(Position, &PlyRecord)> = replay(&v, &g.plies).collect();
             let past_sides: HashSet<Side> = plies.iter().filter(|(_, p)| !p.full).map(|(pos, _)| pos.to_move()).collect();
             assert!(past_sides.len() <= 1, "one side at most is the past network's");
             let past_side = past_sides.into_iter().next();
+            assert_eq!(g.past, past_side, "the game says which side the past network played");
             against_past += usize::from(past_side.is_some());
+            if past_side.is_none() {
+                // After the shared openings, no position of a game between current networks
+                // went to the past one (it would if the networks' batches were crossed).
+                assert!(plies.iter().skip(6).all(|(pos, _)| !past.0.contains(&pos.hash())), "a current-network game's root went to the past network");
+            }
             for (pos, p) in &plies {
                 let by_past = Some(pos.to_move()) == past_side;
                 assert_eq!((p.full, p.policy.is_empty()), (!by_past, by_past), "targets only from the current network");
@@ -626,7 +641,12 @@ mod tests {
         }
         assert!((4..12).contains(&against_past), "{against_past} of 12 games against the past network (share 0.75)");
         // No past evaluator: every ply is the current network's.
-        let alone = play_n(&mut Recording(HashSet::new()), None);
-        assert!(alone.iter().all(|g| g.plies.iter().all(|p| p.full && !p.policy.is_empty())));
+        let alone = play_n(&cfg, &mut Recording(HashSet::new()), None);
+        assert!(alone.iter().all(|g| g.past.is_none() && g.plies.iter().all(|p| p.full && !p.policy.is_empty())));
+        // A past evaluator with a share of 0 changes nothing: the same games as without one.
+        let off = SelfPlayConfig { past_share: 0.0, ..cfg.clone() };
+        let moves = |gs: &[FinishedGame]| gs.iter().map(|g| g.plies.iter().map(|p| p.mv).collect::<Vec<_>>()).collect::<Vec<_>>();
+        let unused = play_n(&off, &mut Recording(HashSet::new()), Some(&mut Recording(HashSet::new())));
+        assert_eq!(moves(&unused), moves(&play_n(&off, &mut Recording(HashSet::new()), None)));
     }
 }

@@ -91,7 +91,7 @@ impl StoredGame {
             .iter()
             .map(|p| PlyRecord { mv: unpack(p.mv), full: p.full, value: p.value, policy: p.policy.iter().map(|&(m, x)| (unpack(m), x)).collect() })
             .collect();
-        FinishedGame { plies, outcome: self.outcome }
+        FinishedGame { plies, outcome: self.outcome, past: None }
     }
 
     /// Checks that the game replays legally on `variant`'s board to its stored outcome, and

@@ -165,7 +165,7 @@ fn finished_game(c: &records::CheckedRecord) -> FinishedGame {
     let plies = c.moves.iter().map(|&mv| PlyRecord { mv, policy: vec![(mv, 1.0)], full: true, value: 0.0 }).collect();
     // The reason only labels the game; a resignation or a loss on time has no board reason.
     let outcome = c.end.unwrap_or(Outcome { winner: c.result.winner(), reason: Reason::NoMoves });
-    FinishedGame { plies, outcome }
+    FinishedGame { plies, outcome, past: None }
 }
 
 /// One epoch's figures.

@@ -77,7 +77,10 @@ pub fn value_target(winner: Option<crate::rules::Side>, to_move: crate::rules::S
 /// rest the game's target. A game's result says who won, after many moves that each could have
 /// changed it; the search's value says what the position was worth when it was searched, with
 /// less noise and more bias ("Q + z" averaging). Plies of fast searches (playout cap
-/// randomization), whose few simulations are not trained on, keep the game's target.
+/// randomization), whose few simulations are not trained on, keep the game's target. The root
+/// value is a win-minus-loss expectation with no draw share, so the mixed target moves weight
+/// off the draw (its expected score is unchanged): tafl games rarely end drawn, but a variant
+/// where they often do would want the search's own draw estimate stored with the ply.
 pub fn mix_search_value(target: [f32; 3], ply: &PlyRecord, share: f32) -> [f32; 3] {
     if share <= 0.0 || !ply.full {
         return target;
@@ -239,7 +242,7 @@ mod tests {
             pos.make(mv);
         }
         let outcome = pos.outcome().unwrap_or(crate::rules::Outcome::win(Side::Defenders, crate::rules::Reason::KingCaptured));
-        FinishedGame { plies, outcome }
+        FinishedGame { plies, outcome, past: None }
     }
 
     /// A sample as the tests compare it: planes, policy, value target.

@@ -450,8 +450,12 @@ fn budget_only(cfg: &RunConfig) -> String {
     }
 }
 
-/// Shares of self-play games won by attackers, by defenders, drawn, and the mean length.
+/// Shares of self-play games won by attackers, by defenders, drawn, and the mean length, over
+/// the games the current network played against itself (a game against a past network
+/// measures the two networks, not the sides).
 fn side_rates(games: &[FinishedGame]) -> (f64, f64, f64, f64) {
+    let own: Vec<&FinishedGame> = games.iter().filter(|g| g.past.is_none()).collect();
+    let games = &own;
     let n = games.len().max(1) as f64;
     let count = |w: Option<Side>| games.iter().filter(|g| g.outcome.winner == w).count() as f64 / n;
     let plies = games.iter().map(|g| g.plies.len() as f64).sum::<f64>() / n;
@@ -504,6 +508,24 @@ mod tests {
         fn line(&self, text: &str) {
             self.0.lock().expect("not poisoned").push(text.to_string());
         }
+    }
+
+    /// The self-play side rates (and so the attackers' steering) count only the games the
+    /// current network played against itself.
+    #[test]
+    fn side_rates_leave_out_games_against_past_networks() {
+        use crate::rules::{Outcome, Reason};
+        let game = |winner: Side, past: Option<Side>| FinishedGame { plies: Vec::new(), outcome: Outcome::win(winner, Reason::KingCaptured), past };
+        let games = [
+            game(Side::Attackers, None),
+            game(Side::Defenders, None),
+            game(Side::Defenders, None),
+            game(Side::Defenders, None),
+            game(Side::Attackers, Some(Side::Defenders)),
+            game(Side::Attackers, Some(Side::Defenders)),
+        ];
+        let (att, def, draw, _) = side_rates(&games);
+        assert_eq!((att, def, draw), (0.25, 0.75, 0.0));
     }
 
     /// Both sources train at any share in (0, 1); none at 0.

@@ -195,9 +195,6 @@ impl Trainer {
     }
 }
 
-/// Writes the pending games as the writer's next shard: the first free name from `seq` on,
-/// taken in one step with the write, so two writers of one name never replace each other's
-/// shard.
 /// The past network that plays one side of a `share` of generation `model_generation + 1`'s
 /// games: a checkpoint drawn uniformly from the run's earlier generations still on disk (the
 /// draw seeded by the run seed and the generation, so a resumed generation meets the same
@@ -214,6 +211,9 @@ pub(super) fn past_model(rd: &RunDir, seed: u64, model_generation: u64, share: f
     Some(earlier[pick as usize].clone())
 }
 
+/// Writes the pending games as the writer's next shard: the first free name from `seq` on,
+/// taken in one step with the write, so two writers of one name never replace each other's
+/// shard.
 fn flush_shard(rd: &RunDir, variant: &Variant, model_generation: u64, writer: &str, seq: &mut usize, pending: &mut Vec<StoredGame>) -> Result<(), TrainError> {
     if pending.is_empty() {
         return Ok(());

@@ -16,6 +16,6 @@ pub fn random_stored_game(variant: &str, seed: u64, slot: Option<u64>) -> Stored
         plies.push(tafl_lab::selfplay::PlyRecord { mv, policy, full: true, value: 0.0 });
         pos.play(mv).unwrap();
     }
-    let g = tafl_lab::selfplay::FinishedGame { plies, outcome: pos.outcome().unwrap() };
+    let g = tafl_lab::selfplay::FinishedGame { plies, outcome: pos.outcome().unwrap(), past: None };
     StoredGame::new(&g, slot)
 }

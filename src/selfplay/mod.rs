@@ -109,7 +109,9 @@ impl Default for SelfPlayConfig {
     }
 }
 
-fn is_zero(x: &f32) -> bool {
+/// For `skip_serializing_if`: a setting at 0 (off) is not written (the run config's
+/// `[train]` uses it too).
+pub(crate) fn is_zero(x: &f32) -> bool {
     *x == 0.0
 }
 
@@ -537,8 +539,9 @@ mod tests {
 
     /// Soft resignation: every ply after the first full search whose root value reached the
     /// threshold is a fast search, every full ply before it stayed under the threshold, and
-    /// the game is still played to its end (a finished game ends in its outcome). Random rollouts give decided values often, so
-    /// some games must have been decided; off, every ply is a full search.
+    /// the game is still played to its end (a finished game ends in its outcome). Random
+    /// rollouts give decided values often, so some games must have been decided; off, every
+    /// ply is a full search.
     #[test]
     fn soft_resignation_plays_decided_games_out_with_fast_searches() {
         use crate::search::evaluator::RolloutEvaluator;

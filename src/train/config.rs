@@ -271,7 +271,7 @@ pub struct TrainSection {
     /// Share of a fully searched position's value target taken from its search's root value
     /// instead of the game's result ("Q + z" averaging; see `replay::mix_search_value`).
     /// 0: results only.
-    #[serde(default, skip_serializing_if = "is_zero_f32")]
+    #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
     pub search_value_share: f32,
     /// Human game records (files or folders, as `pretrain --games` takes them; relative to
     /// the working directory) mixed into every training batch, so that self-play refines
@@ -284,10 +284,6 @@ pub struct TrainSection {
 }
 
 fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
-}
-
-fn is_zero_f32(x: &f32) -> bool {
     *x == 0.0
 }
 

@@ -38,6 +38,45 @@ pub struct GameResult {
     /// A forfeit or rules disagreement of an external engine that ended the game.
     pub fault: Option<Fault>,
     pub moves: Vec<Move>,
+    /// The time each agent spent choosing its moves (zero for a game read back from a record,
+    /// which keeps no times).
+    pub think: Think,
+}
+
+/// The time agents A and B spent choosing their moves, and how many moves each chose (the
+/// random opening's plies are nobody's): what shows that a match "at equal time" was one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Think {
+    pub a_moves: u32,
+    pub a_seconds: f64,
+    pub b_moves: u32,
+    pub b_seconds: f64,
+}
+
+impl Think {
+    /// A's and B's mean seconds a move (`None` for an agent that chose no move, or for
+    /// games read back from records).
+    pub fn per_move(&self) -> (Option<f64>, Option<f64>) {
+        let mean = |s: f64, n: u32| (n > 0 && s > 0.0).then(|| s / n as f64);
+        (mean(self.a_seconds, self.a_moves), mean(self.b_seconds, self.b_moves))
+    }
+
+    /// The sum over `games`.
+    pub fn total<'a>(games: impl IntoIterator<Item = &'a Think>) -> Think {
+        games.into_iter().fold(Think::default(), |t, g| t + *g)
+    }
+}
+
+impl std::ops::Add for Think {
+    type Output = Think;
+    fn add(self, o: Think) -> Think {
+        Think {
+            a_moves: self.a_moves + o.a_moves,
+            a_seconds: self.a_seconds + o.a_seconds,
+            b_moves: self.b_moves + o.b_moves,
+            b_seconds: self.b_seconds + o.b_seconds,
+        }
+    }
 }
 
 impl GameResult {
@@ -118,7 +157,7 @@ impl GameRecord {
         if moves.len() != self.plies {
             return Err(format!("game {}: {} moves, but plies says {}", self.index + 1, moves.len(), self.plies));
         }
-        Ok(GameResult { index: self.index, a_side: self.a_side, outcome: self.outcome, fault: self.fault.clone(), moves })
+        Ok(GameResult { index: self.index, a_side: self.a_side, outcome: self.outcome, fault: self.fault.clone(), moves, think: Think::default() })
     }
 }
 
@@ -311,8 +350,16 @@ pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move
 /// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds
 /// derived from `seed`, so the game depends on nothing else (external engines aside). The
 /// result is the outcome by the rules, or the fault of an external engine that ended it
-/// (including an ending the engine scores otherwise: a disagreement).
-pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: Side, opening: &[Move], seed: u64) -> (Result<Outcome, Fault>, Vec<Move>) {
+/// (including an ending the engine scores otherwise: a disagreement), with the moves and the
+/// time each agent spent on its moves.
+pub fn play_game(
+    variant: &Arc<Variant>,
+    a: &mut Agent,
+    b: &mut Agent,
+    a_side: Side,
+    opening: &[Move],
+    seed: u64,
+) -> (Result<Outcome, Fault>, Vec<Move>, Think) {
     a.reset(seed);
     b.reset(seed ^ 0xb);
     let mut pos = Position::start(variant.clone());
@@ -321,11 +368,21 @@ pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: S
         pos.play(m).expect("openings are legal");
         moves.push(m);
     }
+    let mut think = Think::default();
     while pos.outcome().is_none() {
-        let agent = if pos.to_move() == a_side { &mut *a } else { &mut *b };
-        let m = match agent.respond(&pos, &moves) {
+        let a_moves = pos.to_move() == a_side;
+        let agent = if a_moves { &mut *a } else { &mut *b };
+        let started = std::time::Instant::now();
+        let answer = agent.respond(&pos, &moves);
+        let spent = started.elapsed().as_secs_f64();
+        if a_moves {
+            (think.a_moves, think.a_seconds) = (think.a_moves + 1, think.a_seconds + spent);
+        } else {
+            (think.b_moves, think.b_seconds) = (think.b_moves + 1, think.b_seconds + spent);
+        }
+        let m = match answer {
             Ok(m) => m,
-            Err(fault) => return (Err(fault), moves),
+            Err(fault) => return (Err(fault), moves, think),
         };
         pos.play(m).expect("moves are checked by the agent");
         moves.push(m);
@@ -334,10 +391,10 @@ pub fn play_game(variant: &Arc<Variant>, a: &mut Agent, b: &mut Agent, a_side: S
     // listed apart, not scored for either side.
     for (agent, side) in [(a, a_side), (b, a_side.opponent())] {
         if let Some(fault) = agent.disputed_ending(&pos, &moves, side) {
-            return (Err(fault), moves);
+            return (Err(fault), moves, think);
         }
     }
-    (Ok(pos.outcome().expect("loop ends on an outcome")), moves)
+    (Ok(pos.outcome().expect("loop ends on an outcome")), moves, think)
 }
 
 /// Plays a match in parallel (rayon), A attacking in even games (with a shard, only its
@@ -386,12 +443,12 @@ pub fn play_match_until(
                     let (aa, bb) = agents.as_mut().expect("just built");
                     let a_side = a_side_of(i);
                     let opening = random_opening(variant, cfg.opening_plies, openings.seed(cfg.seed, i));
-                    let (end, moves) = play_game(variant, aa, bb, a_side, &opening, seed);
+                    let (end, moves, think) = play_game(variant, aa, bb, a_side, &opening, seed);
                     let (outcome, fault) = match end {
                         Ok(o) => (Some(o), None),
                         Err(f) => (None, Some(f)),
                     };
-                    let r = GameResult { index: i, a_side, outcome, fault, moves };
+                    let r = GameResult { index: i, a_side, outcome, fault, moves, think };
                     on_game(&r);
                     Ok(r)
                 },

@@ -35,7 +35,7 @@ pub struct MatchArgs {
     /// opponent whose games take long when only one side is in question. Not with --shard.
     #[arg(long, value_name = "SIDE", conflicts_with = "shard")]
     pub a_side: Option<Side>,
-    /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ...).
+    /// Print one JSON object (games, a_score, a_as_attackers, a_as_defenders, ..., and `think`: each agent's moves, seconds and seconds a move, which shows whether a match at equal time was one).
     #[arg(long)]
     pub json: bool,
     /// Stop early once a sequential probability ratio test decides between
@@ -67,8 +67,8 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
         for f in files {
             let source = f.display().to_string();
             let text = std::fs::read_to_string(f).map_err(|e| anyhow!("--merge {source}: {e}"))?;
-            let (file, seconds) = matches::read_shard(&source, &text)?;
-            parts.push((source, file, seconds));
+            let (file, seconds, think) = matches::read_shard(&source, &text)?;
+            parts.push((source, file, seconds, think));
         }
         return print(&matches::merge(parts)?, m.json, None, out);
     }
@@ -142,6 +142,9 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardFile<MatchSettings>>, ou
             s.a_as_defenders,
             s.mean_plies,
         )?;
+        if let (Some(ta), Some(tb)) = p.think.per_move() {
+            writeln!(out, "Time a move: A {ta:.3} s, B {tb:.3} s")?;
+        }
         for (who, r) in [("A", a_record), ("B", b_record)] {
             for f in &r.models {
                 writeln!(out, "{who}'s model: {} (sha256 {})", f.path, f.sha256)?;

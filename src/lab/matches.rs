@@ -7,7 +7,7 @@
 //! the progress bar and prints the text lines.
 
 use crate::arena::shard::{self, Job, Shard, ShardError, ShardFile};
-use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig, MatchSummary};
+use crate::arena::{self, AgentError, AgentRecord, AgentSpec, GameResult, MatchConfig, MatchSummary, Think};
 use crate::rules::Variant;
 use crate::stats::{elo_interval, Sprt, SprtDecision};
 use serde::{Deserialize, Serialize};
@@ -60,6 +60,8 @@ pub struct Played {
     pub sprt: Option<Sprt>,
     pub seed: u64,
     pub seconds: f64,
+    /// The agents' time on their moves over all games (of all shards, when merged).
+    pub think: Think,
 }
 
 /// What every shard of one match shares (the settings of its [`ShardFile`]).
@@ -140,10 +142,11 @@ pub fn play(job: &MatchJob, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Pl
         b: job.b.to_string(),
         a_record,
         b_record,
-        games,
         sprt: job.sprt,
         seed: job.config.seed,
         seconds: t.elapsed().as_secs_f64(),
+        think: Think::total(games.iter().map(|g| &g.think)),
+        games,
     })
 }
 
@@ -221,7 +224,18 @@ impl Played {
             "sprt": sprt,
             "seed": self.seed,
             "seconds": self.seconds,
+            "think": self.think_json(),
         })
+    }
+
+    /// Each agent's moves, seconds and mean seconds a move (what an equal-time match is
+    /// checked by): the totals read back when shards merge.
+    fn think_json(&self) -> Value {
+        let (a, b) = self.think.per_move();
+        let mut v = serde_json::to_value(self.think).expect("plain numbers");
+        v["a_seconds_per_move"] = json!(a);
+        v["b_seconds_per_move"] = json!(b);
+        v
     }
 }
 
@@ -229,23 +243,27 @@ impl Played {
 ///
 /// # Errors
 /// Not JSON, no `shard` field, or not a match's shard file ([`ShardError::NotShard`]).
-pub fn read_shard(source: &str, text: &str) -> Result<(ShardFile<MatchSettings>, f64), ShardError> {
+pub fn read_shard(source: &str, text: &str) -> Result<(ShardFile<MatchSettings>, f64, Think), ShardError> {
     let mut v = shard::parse(source, text)?;
     let seconds = v["seconds"].as_f64().unwrap_or(0.0);
+    // A shard printed before think times were kept has none: it adds nothing.
+    let think = serde_json::from_value(v["think"].take()).unwrap_or_default();
     let file = v.as_object_mut().and_then(|o| o.remove("shard")).ok_or_else(|| ShardError::NotShard { file: source.into(), why: "no shard field".into() })?;
-    Ok((ShardFile::from_json(source, file)?, seconds))
+    Ok((ShardFile::from_json(source, file)?, seconds, think))
 }
 
 /// A whole match put back together from its shards' files (`source`, file, the shard's
-/// seconds): what one whole run of the match plays, its `seconds` the shards' total.
+/// seconds, its agents' think times): what one whole run of the match plays, its `seconds`
+/// and think times the shards' totals.
 ///
 /// # Errors
 /// Shards that do not merge ([`shard::merge`]), or a variant or game that does not read back
 /// (naming the file).
-pub fn merge(parts: Vec<(String, ShardFile<MatchSettings>, f64)>) -> Result<Played, ShardError> {
+pub fn merge(parts: Vec<(String, ShardFile<MatchSettings>, f64, Think)>) -> Result<Played, ShardError> {
     let seconds = parts.iter().map(|p| p.2).sum();
+    let think = Think::total(parts.iter().map(|p| &p.3));
     let source = parts.first().map(|p| p.0.clone()).unwrap_or_default();
-    let (settings, lists) = shard::merge(parts.into_iter().map(|(s, f, _)| (s, f)).collect())?;
+    let (settings, lists) = shard::merge(parts.into_iter().map(|(s, f, _, _)| (s, f)).collect())?;
     let bad = |message: String| ShardError::Read { file: source.clone(), message };
     let variant = Variant::from_toml_str(&settings.variant_toml, "variant_toml").map_err(|e| bad(e.to_string()))?;
     let records = lists.into_iter().next().unwrap_or_default();
@@ -260,5 +278,6 @@ pub fn merge(parts: Vec<(String, ShardFile<MatchSettings>, f64)>) -> Result<Play
         sprt: None,
         seed: settings.seed,
         seconds,
+        think,
     })
 }

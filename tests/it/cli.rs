@@ -175,6 +175,12 @@ fn match_reports_scores_per_side_and_repeats_with_a_seed() {
     let score = v["a_score"].as_f64().unwrap();
     assert!((score - (wins as f64 + draws as f64 / 2.0) / 6.0).abs() < 1e-9);
     assert!(score >= 5.0 / 6.0, "MCTS beats a random player: {v}");
+    // Every ply but the 2 random opening plies of each game is one agent's move, timed.
+    let think = &v["think"];
+    let moves = think["a_moves"].as_u64().unwrap() + think["b_moves"].as_u64().unwrap();
+    assert_eq!(moves as f64 + 2.0 * 6.0, v["mean_plies"].as_f64().unwrap() * 6.0, "{v}");
+    let per_move = |k: &str| think[k].as_f64().unwrap_or_else(|| panic!("{k}: {think}"));
+    assert!(per_move("a_seconds_per_move") > per_move("b_seconds_per_move"), "100 simulations take longer than a random pick: {think}");
     let again = json_of(&run(&args));
     for k in ["a_as_attackers", "a_as_defenders", "mean_plies"] {
         assert_eq!(v[k], again[k], "same seed, same games");

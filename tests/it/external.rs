@@ -53,12 +53,12 @@ fn one_game(variant: &str, a: &AgentSpec, b: &AgentSpec, a_side: Side, opening: 
     let v = Arc::new(Variant::from_spec(variant).unwrap());
     let mut a = arena::Agent::new(a, &v, 1).unwrap();
     let mut b = arena::Agent::new(b, &v, 2).unwrap();
-    let (end, moves) = arena::play_game(&v, &mut a, &mut b, a_side, opening, 5);
+    let (end, moves, think) = arena::play_game(&v, &mut a, &mut b, a_side, opening, 5);
     let (outcome, fault) = match end {
         Ok(o) => (Some(o), None),
         Err(f) => (None, Some(f)),
     };
-    arena::GameResult { index: 0, a_side, outcome, fault, moves }
+    arena::GameResult { index: 0, a_side, outcome, fault, moves, think }
 }
 
 #[test]

@@ -68,8 +68,8 @@ pub struct AgentSpec {
     /// force a win within PLIES plies; if it can, the next most visited move is checked, and so
     /// on (the search's choice stands when every move fails). A network's value misses such
     /// wins a few plies deeper than the search looks; the guard is exact where it speaks. It
-    /// makes at most [`GUARD_MOVES`] moves, and with `time=` it has the last quarter of the
-    /// time (the search the rest).
+    /// makes at most [`GUARD_MOVES`] moves, and with `time=` it has the end of the time:
+    /// twice what it took on the last move, at most a quarter ([`guard_reserve`]).
     pub guard: u32,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
@@ -427,7 +427,17 @@ impl AgentSpec {
 enum Engine {
     External(Box<External>),
     Random(SmallRng),
-    Search { search: Option<Search>, evaluator: Box<dyn Evaluator>, cfg: SearchConfig, seed: u64, think_time: Option<Duration>, guard: u32 },
+    Search {
+        search: Option<Search>,
+        evaluator: Box<dyn Evaluator>,
+        cfg: SearchConfig,
+        seed: u64,
+        think_time: Option<Duration>,
+        guard: u32,
+        /// How long the guard took on the last move (`None` before its first): what the next
+        /// move keeps back from its search ([`guard_reserve`]).
+        guard_cost: Option<Duration>,
+    },
 }
 
 /// The most moves the guard (`guard=`) may make for one move of the game, over all the
@@ -436,8 +446,22 @@ enum Engine {
 /// move is safe, fewer when it is not.
 pub const GUARD_MOVES: u64 = 4_000_000;
 
-/// The share of a `time=` budget the search gets when the guard is on; the guard has the rest.
+/// The most of a `time=` budget the guard keeps back from the search (all of it on the first
+/// move, before its cost is known).
 const GUARD_TIME_SHARE: f64 = 0.25;
+
+/// The time a move's search leaves to the guard, of a `think` budget: twice what the guard
+/// took on the last move, at least a hundredth of the budget, at most [`GUARD_TIME_SHARE`]
+/// of it (that on the first move). A fixed quarter left most of it unused: a 3-ply check
+/// takes milliseconds, so the guarded agent searched a quarter less than its opponent at
+/// equal time. A guard that runs past its share still stops at the move's deadline.
+fn guard_reserve(think: Duration, last_cost: Option<Duration>) -> Duration {
+    let most = think.mul_f64(GUARD_TIME_SHARE);
+    match last_cost {
+        None => most,
+        Some(c) => (c * 2).clamp(think / 100, most),
+    }
+}
 
 /// The guard's choice (see [`AgentSpec::guard`]): the most visited root move after which the
 /// opponent cannot force a win within `plies` plies; `None` when every move checked fails
@@ -519,7 +543,7 @@ impl Agent {
                         (Box::new(NetEvaluator::new(net, variant, spec.precision())), about)
                     }
                 };
-                (Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard }, about)
+                (Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard, guard_cost: None }, about)
             }
         };
         Ok(Agent { engine, about })
@@ -583,17 +607,21 @@ impl Agent {
                 }
                 Some(moves[rng.gen_range(0..moves.len())])
             }
-            Engine::Search { guard, think_time, .. } => {
-                let (guard, think_time) = (*guard, time.or(*think_time));
+            Engine::Search { guard, think_time, guard_cost, .. } => {
+                let (guard, think_time, last_cost) = (*guard, time.or(*think_time), *guard_cost);
                 let started = std::time::Instant::now();
-                let search_time = think_time.filter(|_| guard > 0).map(|t| t.mul_f64(1.0 - GUARD_TIME_SHARE));
+                let search_time = think_time.filter(|_| guard > 0).map(|t| t - guard_reserve(t, last_cost));
                 let result = self.think_for(pos, search_time.or(think_time))?;
                 let mut best = result.best?;
+                let mut cost = last_cost;
                 if guard > 0 && result.proof != Proof::Win {
+                    let checking = std::time::Instant::now();
                     let limit = Limit { moves: GUARD_MOVES, deadline: think_time.map(|t| started + t), scope: Scope::Tactical };
                     best = guarded(pos, &result, guard, limit).unwrap_or(best);
+                    cost = Some(checking.elapsed());
                 }
-                if let Engine::Search { search, .. } = &mut self.engine {
+                if let Engine::Search { search, guard_cost, .. } = &mut self.engine {
+                    *guard_cost = cost;
                     // The tree's root is `pos` (think_for rerooted it); should the move not
                     // advance it, forget the tree rather than keep a wrong one.
                     if search.as_mut().map_or(true, |s| s.advance(best).is_err()) {
@@ -637,11 +665,29 @@ impl Agent {
         match &mut self.engine {
             Engine::External(e) => e.reset(),
             Engine::Random(rng) => *rng = SmallRng::seed_from_u64(seed),
-            Engine::Search { search, evaluator, seed: s, .. } => {
+            Engine::Search { search, evaluator, seed: s, guard_cost, .. } => {
                 *search = None;
+                *guard_cost = None;
                 *s = seed;
                 evaluator.reseed(seed ^ 0x5eed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_keeps_back_twice_its_last_cost_within_a_hundredth_and_a_quarter_of_the_time() {
+        let t = Duration::from_millis(400);
+        // First move: the cost is unknown, so the most.
+        assert_eq!(guard_reserve(t, None), Duration::from_millis(100));
+        // A cheap check gives the search nearly all the time, not less than a hundredth back.
+        assert_eq!(guard_reserve(t, Some(Duration::from_millis(10))), Duration::from_millis(20));
+        assert_eq!(guard_reserve(t, Some(Duration::ZERO)), Duration::from_millis(4));
+        // A dear one never takes more than a quarter.
+        assert_eq!(guard_reserve(t, Some(Duration::from_millis(90))), Duration::from_millis(100));
     }
 }

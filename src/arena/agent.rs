@@ -69,7 +69,7 @@ pub struct AgentSpec {
     /// on (the search's choice stands when every move fails). A network's value misses such
     /// wins a few plies deeper than the search looks; the guard is exact where it speaks. It
     /// makes at most [`GUARD_MOVES`] moves, and with `time=` it has the end of the time:
-    /// twice what it took on the last move, at most a quarter ([`guard_reserve`]).
+    /// twice what it took on the last move, at most a quarter (`guard_reserve`).
     pub guard: u32,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
@@ -689,5 +689,28 @@ mod tests {
         assert_eq!(guard_reserve(t, Some(Duration::ZERO)), Duration::from_millis(4));
         // A dear one never takes more than a quarter.
         assert_eq!(guard_reserve(t, Some(Duration::from_millis(90))), Duration::from_millis(100));
+    }
+
+    fn guard_cost(agent: &Agent) -> Option<Duration> {
+        match &agent.engine {
+            Engine::Search { guard_cost, .. } => *guard_cost,
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_guarded_move_on_the_clock_keeps_its_cost_for_the_next_and_a_new_game_forgets_it() {
+        let variant = Arc::new(Variant::from_spec("brandubh").unwrap());
+        let pos = Position::start(variant.clone());
+        let mut agent = Agent::new(&"mcts:sims=50,time=0.05,guard=2".parse().unwrap(), &variant, 1).unwrap();
+        assert_eq!(guard_cost(&agent), None);
+        agent.choose(&pos).expect("a move");
+        assert!(guard_cost(&agent).is_some(), "the guard's cost is kept for the next move");
+        agent.reset(2);
+        assert_eq!(guard_cost(&agent), None, "a new game starts with the most kept back");
+        // Without the guard nothing is kept.
+        let mut plain = Agent::new(&"mcts:sims=50,time=0.05".parse().unwrap(), &variant, 1).unwrap();
+        plain.choose(&pos).expect("a move");
+        assert_eq!(guard_cost(&plain), None);
     }
 }

@@ -39,12 +39,15 @@ pub struct GameResult {
     pub fault: Option<Fault>,
     pub moves: Vec<Move>,
     /// The time each agent spent choosing its moves (zero for a game read back from a record,
-    /// which keeps no times).
+    /// which keeps no times; a match's totals come from the shards' JSON then).
     pub think: Think,
 }
 
 /// The time agents A and B spent choosing their moves, and how many moves each chose (the
 /// random opening's plies are nobody's): what shows that a match "at equal time" was one.
+/// It is the referee's clock, from asking for a move to having it: for an external engine
+/// that includes tafl-lab's side of the protocol (starting the engine for a game's first
+/// move, its quiet wait after a move), so an engine's figure is an upper bound of its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Think {
     pub a_moves: u32,
@@ -54,10 +57,9 @@ pub struct Think {
 }
 
 impl Think {
-    /// A's and B's mean seconds a move (`None` for an agent that chose no move, or for
-    /// games read back from records).
+    /// A's and B's mean seconds a move (`None` for an agent that chose no move).
     pub fn per_move(&self) -> (Option<f64>, Option<f64>) {
-        let mean = |s: f64, n: u32| (n > 0 && s > 0.0).then(|| s / n as f64);
+        let mean = |s: f64, n: u32| (n > 0).then(|| s / n as f64);
         (mean(self.a_seconds, self.a_moves), mean(self.b_seconds, self.b_moves))
     }
 
@@ -370,20 +372,22 @@ pub fn play_game(
     }
     let mut think = Think::default();
     while pos.outcome().is_none() {
-        let a_moves = pos.to_move() == a_side;
-        let agent = if a_moves { &mut *a } else { &mut *b };
+        let a_to_move = pos.to_move() == a_side;
+        let agent = if a_to_move { &mut *a } else { &mut *b };
         let started = std::time::Instant::now();
-        let answer = agent.respond(&pos, &moves);
-        let spent = started.elapsed().as_secs_f64();
-        if a_moves {
-            (think.a_moves, think.a_seconds) = (think.a_moves + 1, think.a_seconds + spent);
-        } else {
-            (think.b_moves, think.b_seconds) = (think.b_moves + 1, think.b_seconds + spent);
-        }
-        let m = match answer {
+        let m = match agent.respond(&pos, &moves) {
             Ok(m) => m,
+            // A move not made is not timed: `think` counts the moves chosen.
             Err(fault) => return (Err(fault), moves, think),
         };
+        let spent = started.elapsed().as_secs_f64();
+        if a_to_move {
+            think.a_moves += 1;
+            think.a_seconds += spent;
+        } else {
+            think.b_moves += 1;
+            think.b_seconds += spent;
+        }
         pos.play(m).expect("moves are checked by the agent");
         moves.push(m);
     }

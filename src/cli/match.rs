@@ -142,7 +142,7 @@ fn print(p: &Played, as_json: bool, shard: Option<&ShardFile<MatchSettings>>, ou
             s.a_as_defenders,
             s.mean_plies,
         )?;
-        if let (Some(ta), Some(tb)) = p.think.per_move() {
+        if let Some((Some(ta), Some(tb))) = p.think.map(|t| t.per_move()) {
             writeln!(out, "Time a move: A {ta:.3} s, B {tb:.3} s")?;
         }
         for (who, r) in [("A", a_record), ("B", b_record)] {

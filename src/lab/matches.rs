@@ -60,8 +60,9 @@ pub struct Played {
     pub sprt: Option<Sprt>,
     pub seed: u64,
     pub seconds: f64,
-    /// The agents' time on their moves over all games (of all shards, when merged).
-    pub think: Think,
+    /// The agents' time on their moves over all games (of all shards, when merged; `None`
+    /// when a merged shard was printed before times were kept).
+    pub think: Option<Think>,
 }
 
 /// What every shard of one match shares (the settings of its [`ShardFile`]).
@@ -145,7 +146,7 @@ pub fn play(job: &MatchJob, on_game: &(dyn Fn(&GameResult) + Sync)) -> Result<Pl
         sprt: job.sprt,
         seed: job.config.seed,
         seconds: t.elapsed().as_secs_f64(),
-        think: Think::total(games.iter().map(|g| &g.think)),
+        think: Some(Think::total(games.iter().map(|g| &g.think))),
         games,
     })
 }
@@ -231,8 +232,9 @@ impl Played {
     /// Each agent's moves, seconds and mean seconds a move (what an equal-time match is
     /// checked by): the totals read back when shards merge.
     fn think_json(&self) -> Value {
-        let (a, b) = self.think.per_move();
-        let mut v = serde_json::to_value(self.think).expect("plain numbers");
+        let Some(think) = self.think else { return Value::Null };
+        let (a, b) = think.per_move();
+        let mut v = serde_json::to_value(think).expect("plain numbers");
         v["a_seconds_per_move"] = json!(a);
         v["b_seconds_per_move"] = json!(b);
         v
@@ -243,25 +245,30 @@ impl Played {
 ///
 /// # Errors
 /// Not JSON, no `shard` field, or not a match's shard file ([`ShardError::NotShard`]).
-pub fn read_shard(source: &str, text: &str) -> Result<(ShardFile<MatchSettings>, f64, Think), ShardError> {
+pub fn read_shard(source: &str, text: &str) -> Result<(ShardFile<MatchSettings>, f64, Option<Think>), ShardError> {
     let mut v = shard::parse(source, text)?;
     let seconds = v["seconds"].as_f64().unwrap_or(0.0);
-    // A shard printed before think times were kept has none: it adds nothing.
-    let think = serde_json::from_value(v["think"].take()).unwrap_or_default();
-    let file = v.as_object_mut().and_then(|o| o.remove("shard")).ok_or_else(|| ShardError::NotShard { file: source.into(), why: "no shard field".into() })?;
+    let o = v.as_object_mut().ok_or_else(|| ShardError::NotShard { file: source.into(), why: "not a JSON object".into() })?;
+    // A shard printed before think times were kept has none (`None`).
+    let think = match o.remove("think") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(serde_json::from_value(t).map_err(|e| ShardError::Read { file: source.into(), message: format!("think: {e}") })?),
+    };
+    let file = o.remove("shard").ok_or_else(|| ShardError::NotShard { file: source.into(), why: "no shard field".into() })?;
     Ok((ShardFile::from_json(source, file)?, seconds, think))
 }
 
 /// A whole match put back together from its shards' files (`source`, file, the shard's
 /// seconds, its agents' think times): what one whole run of the match plays, its `seconds`
-/// and think times the shards' totals.
+/// and think times the shards' totals (no think times when a shard has none: a sum of some
+/// shards would pass for the whole match's).
 ///
 /// # Errors
 /// Shards that do not merge ([`shard::merge`]), or a variant or game that does not read back
 /// (naming the file).
-pub fn merge(parts: Vec<(String, ShardFile<MatchSettings>, f64, Think)>) -> Result<Played, ShardError> {
+pub fn merge(parts: Vec<(String, ShardFile<MatchSettings>, f64, Option<Think>)>) -> Result<Played, ShardError> {
     let seconds = parts.iter().map(|p| p.2).sum();
-    let think = Think::total(parts.iter().map(|p| &p.3));
+    let think = parts.iter().map(|p| p.3).collect::<Option<Vec<Think>>>().map(|t| Think::total(&t));
     let source = parts.first().map(|p| p.0.clone()).unwrap_or_default();
     let (settings, lists) = shard::merge(parts.into_iter().map(|(s, f, _, _)| (s, f)).collect())?;
     let bad = |message: String| ShardError::Read { file: source.clone(), message };

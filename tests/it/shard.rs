@@ -107,6 +107,19 @@ fn a_match_in_shards_merges_into_the_whole_match() {
     std::fs::write(&cut_file, cut.to_string()).unwrap();
     fails_with(&run(&["match", "--merge", f0, s(&cut_file), f2]), "does not hold exactly shard 1/3's games (3 of its 4 games)");
     fails_with(&run(&["match", "--merge", s(&d.join("nosuch.json"))]), "nosuch.json");
+    // A shard printed before think times were kept still merges: the same games, no times
+    // (a sum of the other shards' would pass for the whole match's).
+    let mut old: Value = read_json(&files[1]);
+    old.as_object_mut().unwrap().remove("think");
+    let old_file = d.join("old.json");
+    std::fs::write(&old_file, old.to_string()).unwrap();
+    let merged_old: Value = serde_json::from_str(ok(&run(&["match", "--merge", f0, s(&old_file), f2, "--json"])).trim()).unwrap();
+    assert_eq!(merged_old["think"], Value::Null, "{merged_old}");
+    assert_eq!(merged_old["a_as_attackers"], whole["a_as_attackers"]);
+    // A file that is JSON but no object: one line, no panic.
+    let list = d.join("list.json");
+    std::fs::write(&list, "[]").unwrap();
+    fails_with(&run(&["match", "--merge", s(&list)]), &format!("{}: not a shard's output (not a JSON object)", list.display()));
 
     // Bad --shard flags.
     fails_with(&run(&["match", "--a", "random", "--b", "random", "--shard", "3/3"]), "--shard");

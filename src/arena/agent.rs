@@ -596,6 +596,13 @@ impl Agent {
     /// The move to play, searching for at most `time` when given; `None` as for
     /// [`Agent::choose`].
     pub fn choose_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<Move> {
+        self.decide(pos, time).map(|(m, _)| m)
+    }
+
+    /// As [`Agent::choose_for`], with the search behind the move (`None` for `random` and
+    /// external engines): the guard's choice, where it overrules the search, is the move, and
+    /// the search's value and simulations stay what an engine host reports.
+    pub fn decide(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<(Move, Option<SearchResult>)> {
         if pos.is_over() {
             return None;
         }
@@ -605,7 +612,7 @@ impl Agent {
                 if moves.is_empty() {
                     return None;
                 }
-                Some(moves[rng.gen_range(0..moves.len())])
+                Some((moves[rng.gen_range(0..moves.len())], None))
             }
             Engine::Search { guard, think_time, guard_cost, .. } => {
                 let (guard, think_time, last_cost) = (*guard, time.or(*think_time), *guard_cost);
@@ -628,10 +635,10 @@ impl Agent {
                         *search = None;
                     }
                 }
-                pos.is_legal(best).then_some(best)
+                pos.is_legal(best).then_some((best, Some(result)))
             }
             // Without the game's moves, an external engine is given the position itself.
-            Engine::External(e) => e.respond(pos, &[]).ok(),
+            Engine::External(e) => e.respond(pos, &[]).ok().map(|m| (m, None)),
         }
     }
 

@@ -327,16 +327,12 @@ impl HtpEngine {
         }
         let started = Instant::now();
         let time = self.budget();
-        let (mv, score, loops) = match self.agent.think_for(&self.position, time) {
-            Some(r) => match r.best.filter(|&m| self.position.is_legal(m)) {
-                Some(m) => (m, r.value, r.simulations),
-                None => return Err("generate_move: the search found no legal move".to_string()),
-            },
-            // An agent without a search (random): its move, no value.
-            None => match self.agent.choose_for(&self.position, time) {
-                Some(m) => (m, 0.0, 0),
-                None => return Err("generate_move: no legal move".to_string()),
-            },
+        // Through the agent's own choice, so that its guard (`guard=`) speaks here too; an
+        // agent without a search (random) reports no value.
+        let (mv, score, loops) = match self.agent.decide(&self.position, time) {
+            Some((m, Some(r))) => (m, r.value, r.simulations),
+            Some((m, None)) => (m, 0.0, 0),
+            None => return Err("generate_move: no legal move".to_string()),
         };
         let delay = started.elapsed().as_millis();
         self.make(mv)?;

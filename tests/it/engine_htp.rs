@@ -105,8 +105,8 @@ fn status(pos: &Position) -> &'static str {
 }
 
 /// Asks for a move and checks it against `pos` (the right side, a legal move, the reply's
-/// format), then plays it on `pos`.
-fn engine_moves(h: &mut Host, pos: &mut Position) {
+/// format), then plays it on `pos` and returns it.
+fn engine_moves(h: &mut Host, pos: &mut Position) -> Move {
     let size = pos.geometry().size();
     let r = h.ok("generate_move");
     // play ROLE FROM TO, score: V, delay milliseconds: D, loops: N
@@ -126,6 +126,7 @@ fn engine_moves(h: &mut Host, pos: &mut Position) {
     let mv = Move::new(from, to);
     assert!(pos.is_legal(mv), "{r} is not legal in\n{pos}");
     pos.play(mv).unwrap();
+    mv
 }
 
 /// The host moves (the first legal move, or a capture when there is one) and checks the
@@ -304,4 +305,40 @@ fn quit_and_the_end_of_input_end_the_engine() {
     assert_eq!(o.stdout, b"");
     let o = run_stdin(&["engine", "--protocol", "gtp"], "");
     assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn the_guard_speaks_through_the_htp_engine() {
+    // The guard's position (an OpenTafl game the brandubh network lost): the engine's
+    // rollout search walks into a 7-ply forced loss at some budgets; with `guard=7` never.
+    use common::guard_game::{brandubh_after, unlimited, BEFORE_D2_B2};
+    use tafl_lab::search::solver::{wins_within_limit, OneSided};
+    let p = brandubh_after(BEFORE_D2_B2);
+    let loses = |m: Move| {
+        let mut q = p.clone();
+        q.play(m).unwrap();
+        wins_within_limit(&q, Side::Defenders, 7, &mut unlimited()) != OneSided::No
+    };
+    let engine_move = |agent: &str| {
+        let mut h = Host::start(&["--agent", agent]);
+        assert_eq!(h.ok("board_size 7"), "");
+        assert_eq!(h.ok("first_move attacker"), "");
+        let mut pos = start("brandubh", Side::Attackers);
+        for m in BEFORE_D2_B2.split_whitespace() {
+            let mv = Move::parse(m, pos.geometry()).unwrap();
+            let side = pos.to_move();
+            pos.play(mv).unwrap();
+            h.ok(&format!("play {} {} {}", role(side), square_text(mv.from, 7), square_text(mv.to, 7)));
+        }
+        let m = engine_moves(&mut h, &mut pos);
+        h.close();
+        m
+    };
+    let mut walked_in = 0;
+    for sims in [32, 48, 64, 96] {
+        walked_in += usize::from(loses(engine_move(&format!("mcts:sims={sims}"))));
+        let m = engine_move(&format!("mcts:sims={sims},guard=7"));
+        assert!(!loses(m), "sims={sims}: the guarded engine played {m}, lost within 7 plies");
+    }
+    assert!(walked_in >= 1, "the unguarded engine walks into the loss at some budget");
 }

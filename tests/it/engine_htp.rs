@@ -311,14 +311,9 @@ fn quit_and_the_end_of_input_end_the_engine() {
 fn the_guard_speaks_through_the_htp_engine() {
     // The guard's position (an OpenTafl game the brandubh network lost): the engine's
     // rollout search walks into a 7-ply forced loss at some budgets; with `guard=7` never.
-    use common::guard_game::{brandubh_after, unlimited, BEFORE_D2_B2};
-    use tafl_lab::search::solver::{wins_within_limit, OneSided};
+    use common::guard_game::{brandubh_after, loses_within, BEFORE_D2_B2};
     let p = brandubh_after(BEFORE_D2_B2);
-    let loses = |m: Move| {
-        let mut q = p.clone();
-        q.play(m).unwrap();
-        wins_within_limit(&q, Side::Defenders, 7, &mut unlimited()) != OneSided::No
-    };
+    let loses = |m: Move| loses_within(&p, m, 7);
     let engine_move = |agent: &str| {
         let mut h = Host::start(&["--agent", agent]);
         assert_eq!(h.ok("board_size 7"), "");

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::guard_game::{brandubh_after, unlimited, BEFORE_D2_B2};
+use common::guard_game::{brandubh_after, loses_within, unlimited, BEFORE_D2_B2};
 use common::variant;
 use tafl_lab::rules::{Move, Position, Side};
 use tafl_lab::search::solver::{wins_within_limit, OneSided};
@@ -144,11 +144,7 @@ fn the_guard_keeps_an_agent_out_of_a_forced_loss_its_search_cannot_see() {
     // the defenders have no forced win within 7.
     use tafl_lab::arena::{Agent, AgentSpec};
     let p = brandubh_after(BEFORE_D2_B2);
-    let loses = |m: Move| {
-        let mut q = p.clone();
-        q.play(m).unwrap();
-        wins_within_limit(&q, Side::Defenders, 7, &mut unlimited()) != OneSided::No
-    };
+    let loses = |m: Move| loses_within(&p, m, 7);
     let v = variant("brandubh");
     let mut walked_in = 0;
     let mut m = None;

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::cli::{fails_with, ok, run, scratch};
+use common::cli::{fails_with, ok, run, scratch, untimed_match};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -23,12 +23,7 @@ fn s(p: &Path) -> &str {
 /// A match's JSON without its time.
 fn untimed(text: &str) -> Value {
     let mut v: Value = serde_json::from_str(text.trim()).unwrap();
-    v.as_object_mut().unwrap().remove("seconds").expect("a seconds field");
-    // The agents' move counts stay: merged shards sum them to the whole match's.
-    let think = v["think"].as_object_mut().expect("a think field");
-    for k in ["a_seconds", "b_seconds", "a_seconds_per_move", "b_seconds_per_move"] {
-        think.remove(k).unwrap_or_else(|| panic!("think has {k}"));
-    }
+    untimed_match(&mut v);
     v
 }
 

@@ -18,6 +18,7 @@
 
 use crate::common;
 
+use common::cli::untimed_match;
 use common::needs::{require, Need};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -324,12 +325,7 @@ fn trainer_and_worker_array_survive_a_cancelled_worker() {
     let mut merged_match = json(&merged[0]);
     let mut whole_match = whole_match;
     for m in [&mut merged_match, &mut whole_match] {
-        m.as_object_mut().unwrap().remove("seconds").expect("a match's seconds");
-        // The agents' move counts stay (the shards' sum is the whole match's); their seconds go.
-        let think = m["think"].as_object_mut().expect("a match's think");
-        for k in ["a_seconds", "b_seconds", "a_seconds_per_move", "b_seconds_per_move"] {
-            think.remove(k).unwrap_or_else(|| panic!("think has {k}"));
-        }
+        untimed_match(m);
     }
     assert_eq!(merged_match, whole_match, "the match");
     assert_eq!(merged_match["games"], 6);

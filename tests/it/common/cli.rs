@@ -1,4 +1,5 @@
-//! Running the binary from integration tests: output, one-line errors, scratch directories.
+//! Running the binary from integration tests: output, one-line errors, scratch directories,
+//! and a match's JSON without its times.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -51,4 +52,14 @@ pub fn scratch(tag: &str) -> PathBuf {
 /// that need a model file but not a good one.
 pub fn new_model(path: &Path, variant: &str) {
     ok(&run(&["new-model", "--variant", variant, "--out", path.to_str().unwrap(), "--blocks", "1", "--channels", "8"]));
+}
+
+/// `match --json` output without what the clock decides: `seconds` and the agents' think
+/// seconds (their move counts stay, so a merged match's must equal the whole match's).
+pub fn untimed_match(v: &mut serde_json::Value) {
+    v.as_object_mut().expect("a match's JSON object").remove("seconds").expect("a match's seconds");
+    let think = v["think"].as_object_mut().expect("a match's think");
+    for k in ["a_seconds", "b_seconds", "a_seconds_per_move", "b_seconds_per_move"] {
+        think.remove(k).unwrap_or_else(|| panic!("think has {k}"));
+    }
 }

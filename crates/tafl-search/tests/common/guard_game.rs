@@ -2,8 +2,8 @@
 //! shared by crates/tafl-search/tests/search.rs and tests/it/selfplay_search.rs.
 
 use super::variant;
-use tafl_search::rules::{Move, Position};
-use tafl_search::search::solver::Limit;
+use tafl_search::rules::{Move, Position, Side};
+use tafl_search::search::solver::{wins_within_limit, Limit, OneSided};
 
 /// Brandubh after `moves` (from the start).
 pub fn brandubh_after(moves: &str) -> Position {
@@ -24,4 +24,12 @@ pub const BEFORE_D2_B2: &str = "d1-b1 d5-g5 d6-g6 c4-c1 g6-c6 d4-d5 b4-b3 c1-d1 
 /// A search limit that never stops the solver.
 pub fn unlimited() -> Limit {
     Limit::moves(u64::MAX)
+}
+
+/// Whether the attackers' move `m` in `p` lets the defenders force a win within `plies`
+/// plies (an exhaustive one-sided search, no limit): what the guard must keep an agent from.
+pub fn loses_within(p: &Position, m: Move, plies: u32) -> bool {
+    let mut q = p.clone();
+    q.play(m).unwrap();
+    wins_within_limit(&q, Side::Defenders, plies, &mut unlimited()) != OneSided::No
 }

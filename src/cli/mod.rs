@@ -101,6 +101,7 @@ impl NetArgs {
             blocks: self.blocks.unwrap_or(d.blocks),
             channels: self.channels.unwrap_or(d.channels),
             encoding: self.encoding.unwrap_or(d.encoding),
+            ownership: false,
         };
         cfg.check().map_err(|e| anyhow!("{}", e.replacen("net.", "--", 1)))?;
         Ok(cfg)

@@ -106,7 +106,10 @@ fn plane_notes(encoding: Encoding) -> serde_json::Value {
 /// Exports the model at `model` into `out`.
 pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
     let model = checkpoint::resolve(model)?;
-    let (mut net, meta) = checkpoint::load(&model, None, Device::Cpu)?;
+    // Without the ownership head a run may have trained: the exported network is the one
+    // agents evaluate, and its files describe that.
+    let inference = checkpoint::read_meta(&model)?.net.with_ownership(false);
+    let (mut net, meta) = checkpoint::load_as(&model, None, inference, Device::Cpu)?;
     let variant = Arc::new(model_variant(&meta, &model)?);
     std::fs::create_dir_all(out).map_err(|e| werr(out, e))?;
     net.vs.freeze();

@@ -3,7 +3,7 @@
 //! architecture. A model never loads for a variant, board or encoding it was not made for.
 
 use super::encoding::Encoding;
-use super::net::{NetConfig, TaflNet};
+use super::net::{NetConfig, TaflNet, OWNERSHIP_HEAD};
 use super::NnError;
 use crate::fsio::atomic_write;
 use crate::rules::Variant;
@@ -161,19 +161,29 @@ pub fn write_tensors(path: &Path, mut tensors: Vec<(String, Tensor)>, meta: Opti
     atomic_write(path, &bytes).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })
 }
 
-/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present).
-pub fn read_into(path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
+/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present),
+/// but the ownership head's are copied only where both the file and `vars` have them (an
+/// optimizer's state saved with or without that head).
+pub fn read_into_but_ownership(path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
     let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
-    copy_into(&bytes, path, vars)
+    copy_into(&bytes, path, vars, true)
 }
 
-fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
+/// Copies a safetensors file's tensors into `vars`: the same names and shapes, all present;
+/// with `skip_ownership`, the ownership head's only where both the file and `vars` have them.
+fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>, skip_ownership: bool) -> Result<(), NnError> {
     let st = SafeTensors::deserialize(bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
-    if st.len() != vars.len() {
-        return Err(format_err(path, format!("{} tensors, expected {}", st.len(), vars.len())));
+    let head = |name: &str| skip_ownership && name.starts_with(&format!("{OWNERSHIP_HEAD}."));
+    let in_file = st.names().into_iter().filter(|n| !head(n)).count();
+    let wanted = vars.keys().filter(|n| !head(n)).count();
+    if in_file != wanted {
+        return Err(format_err(path, format!("{in_file} tensors, expected {wanted}")));
     }
     tch::no_grad(|| {
         for (name, var) in vars.iter_mut() {
+            if head(name) && st.tensor(name).is_err() {
+                continue;
+            }
             let view = st.tensor(name).map_err(|_| format_err(path, format!("tensor {name} missing")))?;
             let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
             if view.dtype() != Dtype::F32 || shape != var.size() {
@@ -278,9 +288,22 @@ fn meta_of(bytes: &[u8], path: &Path) -> Result<ModelMeta, NnError> {
 
 /// Loads a model onto `device`, checking it was made for `variant` when given.
 pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(TaflNet, ModelMeta), NnError> {
+    load_with(path, variant, None, device)
+}
+
+/// As [`load`], into a network of `config`, which must be the model's with or without the
+/// ownership head ([`NetConfig::same_but_ownership`]): a head the file lacks starts from
+/// torch's generator, one the network lacks is left out. The metadata returned describes
+/// `config`. How a run with an ownership loss starts from a model without the head, and how
+/// `export` leaves the training-only head out.
+pub fn load_as(path: &Path, variant: Option<&Variant>, config: NetConfig, device: Device) -> Result<(TaflNet, ModelMeta), NnError> {
+    load_with(path, variant, Some(config), device)
+}
+
+fn load_with(path: &Path, variant: Option<&Variant>, config: Option<NetConfig>, device: Device) -> Result<(TaflNet, ModelMeta), NnError> {
     let path = &resolve(path)?;
     let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
-    let meta = meta_of(&bytes, path)?;
+    let mut meta = meta_of(&bytes, path)?;
     if let Some(v) = variant {
         meta.check_variant(v, path)?;
     }
@@ -292,8 +315,19 @@ pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(T
     if found < needed {
         return Err(format_err(path, format!("bad metadata: {}", MetaError::TooFewWeights { found, needed, net: meta.net })));
     }
+    let tolerant = match config {
+        Some(c) if !c.same_but_ownership(&meta.net) => {
+            return Err(format_err(path, format!("a {} network of encoding {}, not {} of encoding {}", meta.net, meta.net.encoding, c, c.encoding)));
+        }
+        Some(c) => {
+            let differs = c.ownership != meta.net.ownership;
+            meta.net = c;
+            differs
+        }
+        None => false,
+    };
     let net = TaflNet::try_new(meta.board_size, meta.net, device).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
-    copy_into(&bytes, path, &mut net.vs.variables())?;
+    copy_into(&bytes, path, &mut net.vs.variables(), tolerant)?;
     Ok((net, meta))
 }
 
@@ -389,5 +423,32 @@ mod tests {
             assert!(err.contains("bad metadata") && err.contains(says) && !err.contains('\n'), "{err}");
         }
         let _ = std::fs::remove_dir_all(tmp("x").parent().expect("dir"));
+    }
+
+    /// A model with the ownership head loads with it; `load_as` drops it or adds a fresh one
+    /// with every other weight the file's, and refuses another architecture in one line.
+    #[test]
+    fn the_ownership_head_is_kept_dropped_or_added_by_load_as() {
+        let v = Variant::preset("brandubh").expect("preset");
+        let with = NetConfig::new(1, 4).with_ownership(true);
+        let net = TaflNet::new(7, with, Device::Cpu);
+        // A folder of its own: another test removes `tmp`'s when it ends.
+        let dir = std::env::temp_dir().join(format!("tafl-lab-ownership-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("with.safetensors");
+        save(&net, &ModelMeta::new(&v, net.config, 0), &path).expect("saved");
+        let (back, meta) = load(&path, Some(&v), Device::Cpu).expect("loads");
+        assert!(meta.net.ownership && back.vs.variables().contains_key("ownership_out.weight"));
+        let (plain, meta) = load_as(&path, Some(&v), with.with_ownership(false), Device::Cpu).expect("loads without the head");
+        let (a, b) = (plain.vs.variables(), net.vs.variables());
+        assert!(!meta.net.ownership && a.len() + 2 == b.len() && a.iter().all(|(k, t)| t.equal(&b[k])));
+        let path2 = dir.join("plain.safetensors");
+        save(&plain, &meta, &path2).expect("saved");
+        let (again, meta) = load_as(&path2, Some(&v), with, Device::Cpu).expect("loads with a fresh head");
+        let c = again.vs.variables();
+        assert!(meta.net.ownership && c.len() == b.len() && a.iter().all(|(k, t)| t.equal(&c[k])));
+        let err = load_as(&path2, Some(&v), NetConfig::new(2, 4), Device::Cpu).expect_err("another trunk").to_string();
+        assert!(err.contains("a 1x4 network of encoding 2, not 2x4") && !err.contains('\n'), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -1,6 +1,12 @@
 //! The policy/value network: a ResNet of 3x3 convolutions with batch norm, a convolutional
 //! policy head giving logits in the `[4 * (N - 1), N, N]` layout of [`super::encoding`], and a
 //! win/draw/loss value head.
+//!
+//! A network may carry a third head for training only ([`NetConfig::ownership`]): per square,
+//! whose piece stands there at the end of the game (the side to move's, nobody's, the
+//! opponent's), KataGo's ownership target made tafl's. It gives every position a target of
+//! `N * N` outcomes where the result gives one, which teaches the trunk what captures and
+//! escapes lead to; evaluation and export never compute it.
 
 use super::encoding::Encoding;
 use serde::{Deserialize, Serialize};
@@ -26,6 +32,15 @@ pub struct NetConfig {
     /// (`RunConfig::from_toml`); `train --init` keeps the model's.
     #[serde(default = "legacy_encoding")]
     pub encoding: Encoding,
+    /// Whether the network has the ownership head (trained when a run's
+    /// `train.ownership_weight` is above 0, which sets it). Absent in files written before it
+    /// existed and in networks without it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ownership: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn legacy_encoding() -> Encoding {
@@ -35,12 +50,24 @@ fn legacy_encoding() -> Encoding {
 impl NetConfig {
     /// A network of `blocks` x `channels` reading the newest input planes.
     pub const fn new(blocks: usize, channels: usize) -> NetConfig {
-        NetConfig { blocks, channels, encoding: Encoding::NEWEST }
+        NetConfig { blocks, channels, encoding: Encoding::NEWEST, ownership: false }
     }
 
     /// This size with other input planes.
     pub const fn with_encoding(self, encoding: Encoding) -> NetConfig {
         NetConfig { encoding, ..self }
+    }
+
+    /// This size with or without the ownership head.
+    pub const fn with_ownership(self, ownership: bool) -> NetConfig {
+        NetConfig { ownership, ..self }
+    }
+
+    /// Whether a model of this configuration's weights start a network of `other`: the same
+    /// trunk, heads and input planes, with or without the ownership head (a missing one
+    /// starts fresh, an extra one is dropped).
+    pub fn same_but_ownership(&self, other: &NetConfig) -> bool {
+        self.with_ownership(false) == other.with_ownership(false)
     }
 
     /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above, on
@@ -125,6 +152,8 @@ pub struct TaflNet {
     value_bn: nn::BatchNorm,
     value_fc: nn::Linear,
     value_out: nn::Linear,
+    /// The ownership head (a 1x1 convolution to 3 logits a square), when `config.ownership`.
+    ownership_out: Option<nn::Conv2D>,
     /// Whether [`TaflNet::fold_batch_norms`] ran: each batch norm is then part of the
     /// convolution before it, and the network only evaluates.
     folded: bool,
@@ -168,6 +197,9 @@ fn fold(conv: &mut nn::Conv2D, bn: &mut nn::BatchNorm) {
 pub(crate) fn channels_last(t: &Tensor) -> Tensor {
     t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
 }
+
+/// The name of the ownership head's variables (`ownership_out.weight`, `ownership_out.bias`).
+pub const OWNERSHIP_HEAD: &str = "ownership_out";
 
 /// Channels of the value head's 1x1 convolution and width of its hidden layer.
 const VALUE_PLANES: usize = 4;
@@ -226,6 +258,7 @@ impl TaflNet {
         let value_bn = bn(&root / "value_bn", VALUE_PLANES);
         let value_fc = nn::linear(&root / "value_fc", (VALUE_PLANES * n * n) as i64, VALUE_HIDDEN as i64, Default::default());
         let value_out = nn::linear(&root / "value_out", VALUE_HIDDEN as i64, 3, Default::default());
+        let ownership_out = config.ownership.then(|| conv(&root / OWNERSHIP_HEAD, c, 3, 1, true));
         TaflNet {
             vs,
             config,
@@ -240,6 +273,7 @@ impl TaflNet {
             value_bn,
             value_fc,
             value_out,
+            ownership_out,
             folded: false,
         }
     }
@@ -278,6 +312,19 @@ impl TaflNet {
     /// # Panics
     /// `train` on a network whose batch norms were folded.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let h = self.trunk(x, train);
+        self.heads(&h, train)
+    }
+
+    /// As [`TaflNet::forward_t`], with the ownership logits `[B, 3, N, N]` (classes: the side
+    /// to move's piece, empty, the opponent's) when the network has that head.
+    pub fn forward_with_ownership(&self, x: &Tensor, train: bool) -> (Tensor, Tensor, Option<Tensor>) {
+        let h = self.trunk(x, train);
+        let (p, v) = self.heads(&h, train);
+        (p, v, self.ownership_out.as_ref().map(|o| h.apply(o)))
+    }
+
+    fn trunk(&self, x: &Tensor, train: bool) -> Tensor {
         assert!(!(train && self.folded), "a network with folded batch norms cannot train");
         let f = self.folded;
         // The inference form computes channels-last throughout (see `channels_last`).
@@ -287,8 +334,13 @@ impl TaflNet {
             let y = conv_bn(&conv_bn(&h, &b.conv1, &b.bn1, train, f).relu(), &b.conv2, &b.bn2, train, f);
             h = (y + h).relu();
         }
-        let policy = conv_bn(&h, &self.policy_conv, &self.policy_bn, train, f).relu().apply(&self.policy_out);
-        let value = conv_bn(&h, &self.value_conv, &self.value_bn, train, f).relu().flatten(1, -1).apply(&self.value_fc).relu().apply(&self.value_out);
+        h
+    }
+
+    fn heads(&self, h: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let f = self.folded;
+        let policy = conv_bn(h, &self.policy_conv, &self.policy_bn, train, f).relu().apply(&self.policy_out);
+        let value = conv_bn(h, &self.value_conv, &self.value_bn, train, f).relu().flatten(1, -1).apply(&self.value_fc).relu().apply(&self.value_out);
         (policy, value)
     }
 

@@ -112,6 +112,9 @@ pub struct Losses {
     pub policy: f64,
     #[serde(deserialize_with = "real")]
     pub value: f64,
+    /// The ownership loss (unweighted), in runs that train the ownership head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ownership: Option<f64>,
 }
 
 /// The self-play games of a generation (played by the previous generation's model).
@@ -244,7 +247,7 @@ mod tests {
             lr: 0.02,
             train_steps: 40,
             train_seconds: 3.5,
-            loss: Losses { total: 2.5, policy: 1.75, value: 0.75 },
+            loss: Losses { total: 2.5, policy: 1.75, value: 0.75, ownership: None },
             window_positions: 4096,
             skipped_shards: 2,
             selfplay: SelfPlayMetrics {

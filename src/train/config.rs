@@ -281,6 +281,14 @@ pub struct TrainSection {
     /// Share of each batch drawn from `human_games` (0 = none; needs `human_games`).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub human_share: f64,
+    /// Weight of the ownership loss (0 = off): above 0, the network gets the ownership head
+    /// (`[net] ownership` follows this weight) and learns, from every position, whose piece
+    /// stands on each square at the end of its game (`replay::ownership_target`), with this
+    /// weight against the policy loss. An auxiliary target (KataGo's ownership): evaluation
+    /// and export do not use the head. A run from an `--init` model without the head starts
+    /// the head fresh.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub ownership_weight: f64,
 }
 
 fn is_zero_f64(x: &f64) -> bool {
@@ -421,7 +429,7 @@ impl RunConfig {
     /// validates.
     fn parse(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
         let err = |message: String| ConfigError { origin: origin.to_string(), message };
-        let cfg: RunConfig = toml::from_str(text).map_err(|e| {
+        let mut cfg: RunConfig = toml::from_str(text).map_err(|e| {
             // Line of the span's start: 1 + the newlines before it (a span at column 0 starts
             // right after a newline, which `lines()` would not count as a line of its own).
             let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
@@ -432,6 +440,7 @@ impl RunConfig {
             })
         })?;
         cfg.validate().map_err(err)?;
+        cfg.net.ownership = cfg.train.ownership_weight > 0.0;
         Ok(cfg)
     }
 
@@ -482,6 +491,12 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return Err(format!("train.search_value_share = {}: must be in [0, 1] (0 = game results only)", t.search_value_share));
+        }
+        if !(t.ownership_weight >= 0.0 && t.ownership_weight <= 100.0) {
+            return Err(format!("train.ownership_weight = {}: must be in [0, 100] (0 = no ownership head)", t.ownership_weight));
+        }
+        if self.net.ownership && t.ownership_weight == 0.0 {
+            return Err("net.ownership = true but train.ownership_weight is 0: the weight gives the head (set it, and leave net.ownership out)".into());
         }
         if t.min_positions > t.window_positions {
             return Err("train.min_positions exceeds train.window_positions".into());
@@ -707,6 +722,26 @@ mod tests {
         assert!(text.contains("in_process = false"), "the default config names in_process");
         let e = RunConfig::from_toml(&text, "workers.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.past_share needs selfplay.in_process = true"), "{e}");
+    }
+
+    /// `ownership_weight`: off by default (no head, nothing written); a weight gives the
+    /// network the head (`[net] ownership`) and both survive a save; a weight out of range, or
+    /// the head without a weight, is refused by name.
+    #[test]
+    fn the_ownership_weight_gives_the_head_and_is_checked() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert!(cfg.train.ownership_weight == 0.0 && !cfg.net.ownership);
+        assert!(!toml::to_string(&cfg).unwrap().contains("ownership"));
+        let with = |line: &str| DEFAULT_CONFIG.replace("[train]\n", &format!("[train]\n{line}\n"));
+        let c = RunConfig::from_toml(&with("ownership_weight = 0.5"), "own.toml").unwrap();
+        assert!(c.train.ownership_weight == 0.5 && c.net.ownership);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let e = RunConfig::from_toml(&with("ownership_weight = -1"), "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("train.ownership_weight = -1: must be in [0, 100]"), "{e}");
+        let head_only = DEFAULT_CONFIG.replace("[net]\n", "[net]\nownership = true\n");
+        assert_ne!(head_only, DEFAULT_CONFIG, "the default config has a [net] table");
+        let e = RunConfig::from_toml(&head_only, "head.toml").unwrap_err().to_string();
+        assert!(e.contains("net.ownership = true but train.ownership_weight is 0"), "{e}");
     }
 
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is

@@ -2,7 +2,7 @@
 //! because tch cannot save its optimizers' internal state: the momentum buffers are plain
 //! tensors saved beside each checkpoint, so a resumed run continues exactly.
 
-use crate::nn::checkpoint::{read_into, write_tensors};
+use crate::nn::checkpoint::{read_into_but_ownership, write_tensors};
 use crate::nn::{NnError, TaflNet};
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,9 +60,11 @@ impl Sgd {
         write_tensors(path, self.params.iter().map(|(n, _, b)| (n.clone(), b.shallow_clone())).collect(), None)
     }
 
+    /// Reads momentum buffers saved by [`Sgd::save`]. The ownership head's may be missing
+    /// (they stay at zero: the head is new) or extra (the head was dropped).
     pub fn load(&mut self, path: &Path) -> Result<(), NnError> {
         let mut bufs: HashMap<String, Tensor> = self.params.iter().map(|(n, _, b)| (n.clone(), b.shallow_clone())).collect();
-        read_into(path, &mut bufs)
+        read_into_but_ownership(path, &mut bufs)
     }
 }
 

@@ -267,7 +267,8 @@ pub fn pretrain(
             }
             let lr = schedule(cfg.learning_rate, step, total_steps);
             let batch = train.batch(cfg.batch_size, &mut rng, device);
-            let (total, p, v) = replay::losses(&net, &batch, cfg.value_weight);
+            let l = replay::losses(&net, &batch, replay::LossWeights::value(cfg.value_weight));
+            let (total, p, v) = (l.total, l.policy, l.value);
             sgd.zero_grad();
             total.backward();
             sgd.step(lr);

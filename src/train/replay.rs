@@ -4,11 +4,13 @@
 //! A window encodes in the encoding of the network it trains (a version-1 model continues on
 //! version-1 planes). A sample keeps the encoded planes quantised to bytes (they are 0/1 in
 //! every encoding except the ply progress, which loses under 0.2% of its range), the search policy as (policy index,
-//! probability) pairs, and the game result from the side to move's view.
+//! probability) pairs, and the game result from the side to move's view; with an ownership
+//! loss, also the final board of its game from the side to move's view
+//! ([`ownership_target`]).
 
 use crate::nn::encoding::{index_move, policy_index, policy_size, Encoder, Encoding};
 use crate::nn::Symmetry;
-use crate::rules::Variant;
+use crate::rules::{Position, Variant};
 use crate::search::evaluator::wdl_for;
 use crate::selfplay::{replay, FinishedGame, PlyRecord};
 use rand::Rng;
@@ -22,6 +24,9 @@ pub struct Sample {
     planes: Vec<u8>,
     policy: Vec<(u32, f32)>,
     wdl: [f32; 3],
+    /// The ownership classes of [`ownership_target`] by dense square (empty when the window
+    /// keeps none).
+    ownership: Vec<u8>,
 }
 
 /// A training batch on a device.
@@ -33,6 +38,9 @@ pub struct Batch {
     pub policy_mask: Tensor,
     /// `[B, 3]` win/draw/loss target.
     pub wdl: Tensor,
+    /// `[B, 3, N, N]` one-hot ownership target (classes of [`ownership_target`]), when the
+    /// window keeps it.
+    pub ownership: Option<Tensor>,
 }
 
 impl Batch {
@@ -43,6 +51,10 @@ impl Batch {
             policy: Tensor::cat(&[&self.policy, &other.policy], 0),
             policy_mask: Tensor::cat(&[&self.policy_mask, &other.policy_mask], 0),
             wdl: Tensor::cat(&[&self.wdl, &other.wdl], 0),
+            ownership: match (&self.ownership, &other.ownership) {
+                (Some(a), Some(b)) => Some(Tensor::cat(&[a, b], 0)),
+                _ => None,
+            },
         }
     }
 }
@@ -56,6 +68,28 @@ pub struct ReplayWindow {
     capacity: usize,
     discount: f32,
     search_share: f32,
+    ownership: bool,
+}
+
+/// Ownership class of a square holding the side to move's piece (the king is the defenders').
+pub const OWN: u8 = 0;
+/// Ownership class of an empty square.
+pub const EMPTY: u8 = 1;
+/// Ownership class of a square holding the opponent's piece.
+pub const THEIRS: u8 = 2;
+
+/// The ownership target of a position whose side to move is `to_move`, in a game that ended
+/// on the board `end`: per square (dense order), [`OWN`], [`EMPTY`] or [`THEIRS`] at the end.
+/// Whose pieces survive where is what captures, blockades and escapes come to: many outcomes
+/// a position where the result is one (KataGo's ownership target, with pieces for
+/// territory).
+pub fn ownership_target(end: &Position, to_move: crate::rules::Side) -> Vec<u8> {
+    let g = end.geometry();
+    let mut classes = vec![EMPTY; g.num_squares()];
+    for (sq, piece) in end.pieces() {
+        classes[g.dense(sq)] = if piece.side() == to_move { OWN } else { THEIRS };
+    }
+    classes
 }
 
 /// The value target of a position `remaining` plies before the end of a game won by
@@ -95,7 +129,22 @@ impl ReplayWindow {
     /// `discount` as in [`value_target`].
     pub fn new(variant: Arc<Variant>, encoding: Encoding, capacity: usize, discount: f32) -> ReplayWindow {
         let symmetries = Symmetry::ALL.into_iter().filter(|s| s.preserves(&variant)).collect();
-        ReplayWindow { encoder: Encoder::new(&variant, encoding), variant, symmetries, samples: VecDeque::new(), capacity, discount, search_share: 0.0 }
+        ReplayWindow {
+            encoder: Encoder::new(&variant, encoding),
+            variant,
+            symmetries,
+            samples: VecDeque::new(),
+            capacity,
+            discount,
+            search_share: 0.0,
+            ownership: false,
+        }
+    }
+
+    /// The same window keeping each position's ownership target ([`ownership_target`]) for
+    /// a network with the ownership head; batches then carry it.
+    pub fn with_ownership(self, on: bool) -> ReplayWindow {
+        ReplayWindow { ownership: on, ..self }
     }
 
     /// The same window with `share` of each fully searched position's value target taken from
@@ -127,12 +176,20 @@ impl ReplayWindow {
         let g = self.variant.geometry;
         let mut planes = vec![0f32; self.encoder.len()];
         let n = game.plies.len();
+        let end = self.ownership.then(|| {
+            let mut end = Position::start(self.variant.clone());
+            for p in &game.plies {
+                end.make(p.mv);
+            }
+            end
+        });
         for (i, (pos, ply)) in replay(&self.variant, &game.plies).enumerate() {
             self.encoder.encode(&pos, &mut planes);
             let sample = Sample {
                 planes: planes.iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect(),
                 policy: ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect(),
                 wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), ply, self.search_share),
+                ownership: end.as_ref().map_or_else(Vec::new, |e| ownership_target(e, pos.to_move())),
             };
             self.samples.push_back(sample);
         }
@@ -163,6 +220,8 @@ impl ReplayWindow {
         let mut policy = vec![0f32; size * ps];
         let mut mask = vec![0f32; size];
         let mut wdl = vec![0f32; size * 3];
+        let squares = g.num_squares();
+        let mut own = vec![0f32; if self.ownership { size * 3 * squares } else { 0 }];
         let mut planes = vec![0f32; len];
         for (i, &(k, sym)) in picks.iter().enumerate() {
             let s = &self.samples[k];
@@ -176,6 +235,13 @@ impl ReplayWindow {
             }
             mask[i] = if s.policy.is_empty() { 0.0 } else { 1.0 };
             wdl[i * 3..i * 3 + 3].copy_from_slice(&s.wdl);
+            if self.ownership {
+                let rows = &mut own[i * 3 * squares..(i + 1) * 3 * squares];
+                for sq in g.squares() {
+                    let class = s.ownership[g.dense(sq)] as usize;
+                    rows[class * squares + g.dense(sym.square(g, sq))] = 1.0;
+                }
+            }
         }
         let b = size as i64;
         Batch {
@@ -183,19 +249,54 @@ impl ReplayWindow {
             policy: Tensor::from_slice(&policy).view([b, ps as i64]).to_device(device),
             policy_mask: Tensor::from_slice(&mask).to_device(device),
             wdl: Tensor::from_slice(&wdl).view([b, 3]).to_device(device),
+            ownership: self.ownership.then(|| Tensor::from_slice(&own).view([b, 3, n, n]).to_device(device)),
         }
     }
 }
 
-/// Policy cross-entropy (over samples with a target), value cross-entropy, and their sum
-/// with the value weighted.
-pub fn losses(net: &crate::nn::TaflNet, batch: &Batch, value_weight: f64) -> (Tensor, Tensor, Tensor) {
-    let (p, v) = net.forward_t(&batch.input, true);
-    losses_of(&p, &v, batch, value_weight)
+/// The losses of a training step: policy cross-entropy (over samples with a target), value
+/// cross-entropy, the ownership cross-entropy (mean over samples and squares) when the
+/// network has that head and the batch its target, and their sum with the weights of
+/// [`LossWeights`].
+pub struct StepLosses {
+    pub total: Tensor,
+    pub policy: Tensor,
+    pub value: Tensor,
+    pub ownership: Option<Tensor>,
 }
 
-/// [`losses`] of the network's outputs: policy logits `[B, ...]` (flattened per sample) and
-/// win/draw/loss logits `[B, 3]`.
+/// Weights of the value and ownership losses against the policy loss.
+#[derive(Clone, Copy, Debug)]
+pub struct LossWeights {
+    pub value: f64,
+    pub ownership: f64,
+}
+
+impl LossWeights {
+    /// The value weight alone (no ownership loss).
+    pub fn value(value: f64) -> LossWeights {
+        LossWeights { value, ownership: 0.0 }
+    }
+}
+
+/// The losses of `net` in training mode on `batch`.
+pub fn losses(net: &crate::nn::TaflNet, batch: &Batch, weights: LossWeights) -> StepLosses {
+    let (p, v, own) = net.forward_with_ownership(&batch.input, true);
+    let (total, policy, value) = losses_of(&p, &v, batch, weights.value);
+    let ownership = match (own, &batch.ownership) {
+        (Some(o), Some(t)) if weights.ownership > 0.0 => Some(ownership_loss(&o, t)),
+        _ => None,
+    };
+    let total = match &ownership {
+        Some(l) => total + l * weights.ownership,
+        None => total,
+    };
+    StepLosses { total, policy, value, ownership }
+}
+
+/// Policy cross-entropy (over samples with a target), value cross-entropy, and their sum
+/// with the value weighted, of the network's outputs: policy logits `[B, ...]` (flattened
+/// per sample) and win/draw/loss logits `[B, 3]`.
 pub fn losses_of(p: &Tensor, v: &Tensor, batch: &Batch, value_weight: f64) -> (Tensor, Tensor, Tensor) {
     let logp = p.flatten(1, -1).log_softmax(-1, Kind::Float);
     let per_sample = -(&batch.policy * logp).sum_dim_intlist(-1, false, Kind::Float);
@@ -204,6 +305,12 @@ pub fn losses_of(p: &Tensor, v: &Tensor, batch: &Batch, value_weight: f64) -> (T
     let value_loss = -(&batch.wdl * v.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let total = &policy_loss + &value_loss * value_weight;
     (total, policy_loss, value_loss)
+}
+
+/// Cross-entropy of ownership logits `[B, 3, N, N]` against one-hot targets of the same
+/// shape, averaged over samples and squares.
+pub fn ownership_loss(logits: &Tensor, target: &Tensor) -> Tensor {
+    -(target * logits.log_softmax(1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float)
 }
 
 #[cfg(test)]
@@ -331,7 +438,7 @@ mod tests {
     fn batches_transform_by_the_same_symmetry(encoding: Encoding) {
         let v = brandubh();
         let g = v.geometry;
-        let mut w = ReplayWindow::new(v.clone(), encoding, 10_000, 0.9);
+        let mut w = ReplayWindow::new(v.clone(), encoding, 10_000, 0.9).with_ownership(true);
         for seed in 0..3 {
             w.add_game(&random_game(&v, 10 + seed, 60));
         }
@@ -347,12 +454,17 @@ mod tests {
         let policy = Vec::<f32>::try_from(batch.policy.flatten(0, -1)).unwrap();
         let mask = Vec::<f32>::try_from(&batch.policy_mask).unwrap();
         let wdl = Vec::<f32>::try_from(batch.wdl.flatten(0, -1)).unwrap();
+        let own = batch.ownership.as_ref().expect("the window keeps ownership");
+        assert_eq!(own.size(), [size as i64, 3, g.size() as i64, g.size() as i64]);
+        let own = Vec::<f32>::try_from(own.flatten(0, -1)).unwrap();
         let plane = |name: &str| encoding.plane_names().iter().position(|&n| n == name).unwrap() * nn;
         let mut transformed = 0;
         for i in 0..size {
             let x = &input[i * len..(i + 1) * len];
             let pol = &policy[i * ps..(i + 1) * ps];
-            // Some sample under some symmetry gives this row: planes, policy, mask and value.
+            let ow = &own[i * 3 * nn..(i + 1) * 3 * nn];
+            // Some sample under some symmetry gives this row: planes, policy, mask, value and
+            // ownership.
             let found = w.samples.iter().any(|s| {
                 let planes: Vec<f32> = s.planes.iter().map(|&q| q as f32 / 255.0).collect();
                 w.symmetries.iter().any(|&sym| {
@@ -360,7 +472,15 @@ mod tests {
                     for &(idx, p) in &s.policy {
                         want[policy_index(g, sym.mv(g, index_move(g, idx as usize).unwrap()))] = p;
                     }
-                    sym.planes(g, &planes) == x && want == pol && s.wdl == wdl[i * 3..i * 3 + 3] && mask[i] == f32::from(!s.policy.is_empty())
+                    let mut one_hot = vec![0f32; 3 * nn];
+                    for (d, &class) in s.ownership.iter().enumerate() {
+                        one_hot[class as usize * nn + d] = 1.0;
+                    }
+                    sym.planes(g, &planes) == x
+                        && want == pol
+                        && s.wdl == wdl[i * 3..i * 3 + 3]
+                        && mask[i] == f32::from(!s.policy.is_empty())
+                        && sym.planes(g, &one_hot) == ow
                 })
             });
             assert!(found, "row {i} is no sample under any symmetry");
@@ -386,6 +506,8 @@ mod tests {
                 assert!(ours(g.dense(m.from)) && !occupied(g.dense(m.to)), "row {i}: target {m} does not fit the board");
             }
             assert!((wdl[i * 3..i * 3 + 3].iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            // One ownership class a square.
+            assert!((0..nn).all(|d| ow[d] + ow[nn + d] + ow[2 * nn + d] == 1.0), "row {i}");
         }
         assert!(transformed > size / 2, "most rows are under a symmetry other than the identity ({transformed})");
     }
@@ -404,11 +526,11 @@ mod tests {
             let batch = w.batch(32, &mut SmallRng::seed_from_u64(1), Device::Cpu);
             assert_eq!(batch.input.size()[1], encoding.planes() as i64);
             let mut sgd = crate::train::optim::Sgd::new(&net, 0.0, 0.0);
-            let (before, _, _) = losses(&net, &batch, 1.0);
+            let before = losses(&net, &batch, LossWeights::value(1.0)).total;
             sgd.zero_grad();
             before.backward();
             sgd.step(0.05);
-            let (after, _, _) = losses(&net, &batch, 1.0);
+            let after = losses(&net, &batch, LossWeights::value(1.0)).total;
             let (b, a) = (before.double_value(&[]), after.double_value(&[]));
             assert!(b.is_finite() && a.is_finite() && a < b, "encoding {encoding}: loss {b} then {a}");
         }
@@ -427,6 +549,7 @@ mod tests {
             policy: Tensor::from_slice(&flat(&target)).view([3, 3]),
             policy_mask: Tensor::from_slice(&[1.0f32, 0.0, 1.0]),
             wdl: Tensor::from_slice(&flat(&wdl_t)).view([3, 3]),
+            ownership: None,
         };
         let logits_p = [[1.0, 2.0, 3.0], [5.0, -1.0, 0.0], [0.5, 0.5, -2.0]];
         let logits_v = [[0.5, 0.0, -0.5], [1.0, 2.0, 0.0], [-1.0, 0.25, 3.0]];
@@ -446,6 +569,84 @@ mod tests {
         let none = Batch { policy_mask: Tensor::zeros([3], (Kind::Float, Device::Cpu)), policy: batch.policy.zeros_like(), ..batch };
         let (_, lp, _) = losses_of(&p, &v, &none, 1.0);
         assert_eq!(lp.double_value(&[]), 0.0);
+    }
+
+    /// Brandubh, attackers first; a game of two plies (d6-f6, d5-e5; its result is made up)
+    /// ends on the board below. Every position's ownership target is that board from its
+    /// side to move's view.
+    ///
+    /// ```text
+    ///   a b c d e f g
+    /// 7 . . . a . . .
+    /// 6 . . . . . a .
+    /// 5 . . . . d . .
+    /// 4 a a d k d a a
+    /// 3 . . . d . . .
+    /// 2 . . . a . . .
+    /// 1 . . . a . . .
+    /// ```
+    #[test]
+    fn ownership_targets_are_the_final_board_from_the_side_to_move() {
+        let v = brandubh();
+        let g = v.geometry;
+        let sq = |s: &str| g.parse_square(s).unwrap();
+        let ply = |from: &str, to: &str| PlyRecord { mv: crate::rules::Move::new(sq(from), sq(to)), policy: Vec::new(), full: false, value: 0.0 };
+        let game = FinishedGame {
+            plies: vec![ply("d6", "f6"), ply("d5", "e5")],
+            outcome: crate::rules::Outcome::win(Side::Defenders, crate::rules::Reason::KingCaptured),
+            past: None,
+        };
+        let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 100, 1.0).with_ownership(true);
+        w.add_game(&game);
+        let (att, def) = (&w.samples[0].ownership, &w.samples[1].ownership);
+        let at = |t: &Vec<u8>, s: &str| t[g.dense(sq(s))];
+        // The attackers to move (ply 0): their piece on f6 is theirs to own, the king is not.
+        assert_eq!([at(att, "f6"), at(att, "d6"), at(att, "d4"), at(att, "e5"), at(att, "d5")], [OWN, EMPTY, THEIRS, THEIRS, EMPTY]);
+        // The defenders to move (ply 1): the same board, the other way round.
+        assert_eq!([at(def, "f6"), at(def, "d6"), at(def, "d4"), at(def, "e5"), at(def, "d5")], [THEIRS, EMPTY, OWN, OWN, EMPTY]);
+        let count = |t: &Vec<u8>, c: u8| t.iter().filter(|&&x| x == c).count();
+        assert_eq!((count(att, OWN), count(att, THEIRS), count(att, EMPTY)), (8, 5, 49 - 13));
+        assert_eq!((count(def, OWN), count(def, THEIRS)), (5, 8));
+        // A window without the ownership loss keeps none, and its batches carry none.
+        let mut plain = ReplayWindow::new(v.clone(), Encoding::NEWEST, 100, 1.0);
+        plain.add_game(&game);
+        assert!(plain.samples.iter().all(|s| s.ownership.is_empty()));
+        assert!(plain.batch(4, &mut SmallRng::seed_from_u64(1), Device::Cpu).ownership.is_none());
+    }
+
+    /// The ownership loss is the cross-entropy per square, averaged over samples and squares,
+    /// and adds to the total with its weight; a network with the head lowers it by training.
+    #[test]
+    fn the_ownership_loss_is_a_mean_cross_entropy_per_square() {
+        // One sample on a 1x1 "board" would not be a tafl board; the loss takes any shape.
+        let logits = Tensor::from_slice(&[2.0f32, 0.0, 0.0, 1.0, -1.0, 3.0]).view([1, 3, 1, 2]);
+        let target = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 0.0, 0.0, 1.0]).view([1, 3, 1, 2]);
+        // Square 0: logits (2, 0, -1), class 0; square 1: logits (0, 1, 3), class 2.
+        let ce = |z: [f64; 3], k: usize| z.iter().map(|x| x.exp()).sum::<f64>().ln() - z[k];
+        let want = (ce([2.0, 0.0, -1.0], 0) + ce([0.0, 1.0, 3.0], 2)) / 2.0;
+        assert!((ownership_loss(&logits, &target).double_value(&[]) - want).abs() < 1e-5);
+
+        let v = brandubh();
+        tch::manual_seed(5);
+        let net = crate::nn::TaflNet::new(7, crate::nn::NetConfig::new(1, 8).with_ownership(true), Device::Cpu);
+        let mut w = ReplayWindow::new(v.clone(), net.config.encoding, 1000, 1.0).with_ownership(true);
+        w.add_game(&random_game(&v, 9, 60));
+        let batch = w.batch(32, &mut SmallRng::seed_from_u64(2), Device::Cpu);
+        let weights = LossWeights { value: 1.0, ownership: 0.5 };
+        let l = losses(&net, &batch, weights);
+        let o = l.ownership.as_ref().expect("an ownership loss").double_value(&[]);
+        let parts = l.policy.double_value(&[]) + l.value.double_value(&[]) + 0.5 * o;
+        assert!((l.total.double_value(&[]) - parts).abs() < 1e-4, "total {} against {parts}", l.total.double_value(&[]));
+        assert!(losses(&net, &batch, LossWeights::value(1.0)).ownership.is_none(), "weight 0: no ownership loss");
+        let mut sgd = crate::train::optim::Sgd::new(&net, 0.0, 0.0);
+        for _ in 0..5 {
+            let l = losses(&net, &batch, weights);
+            sgd.zero_grad();
+            l.total.backward();
+            sgd.step(0.05);
+        }
+        let after = losses(&net, &batch, weights).ownership.unwrap().double_value(&[]);
+        assert!(after < o, "ownership loss {o} then {after}");
     }
 
     #[test]

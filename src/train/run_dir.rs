@@ -216,7 +216,7 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
         None => None,
         Some(p) => {
             // Any variant on the same board: its weights start the run (the nearest network).
-            let (net, meta) = checkpoint::load(p, None, Device::Cpu).map_err(|e| TrainError::argument("--init", e.to_string()))?;
+            let meta = checkpoint::resolve(p).and_then(|f| checkpoint::read_meta(&f)).map_err(|e| TrainError::argument("--init", e.to_string()))?;
             if meta.board_size != variant.geometry.size() {
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),
@@ -229,7 +229,7 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
                     ),
                 ));
             }
-            if meta.net != cfg.net {
+            if !meta.net.same_but_ownership(&cfg.net) {
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),
                     format!(
@@ -238,6 +238,9 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
                     ),
                 ));
             }
+            // An ownership head the model lacks starts from the run seed.
+            tch::manual_seed(cfg.seed as i64);
+            let (net, _) = checkpoint::load_as(p, None, cfg.net, Device::Cpu).map_err(|e| TrainError::argument("--init", e.to_string()))?;
             Some(net)
         }
     };

@@ -15,7 +15,6 @@ use super::run_dir::create_run;
 use super::{effective_config, optim, Overrides, Reporter, RunConfig, RunDir, RunState, TrainError};
 use crate::arena::{self, AgentSpec, MatchConfig, MatchSummary, Wdl};
 use crate::nn::checkpoint;
-use crate::nn::encoding::Encoding;
 use crate::nn::{parse_device, TaflNet};
 use crate::report::metrics::{CalibrationMetrics, EvalMetrics, Losses, MetricsLine, SelfPlayMetrics};
 use crate::rules::{Side, Variant};
@@ -136,7 +135,12 @@ impl Trainer {
         // A run copied without its shards (say a committed checkpoint) resumes with an empty
         // window: the games folder is made again.
         std::fs::create_dir_all(rd.games()).map_err(|e| TrainError::io(&rd.games(), e))?;
-        let (net, _) = checkpoint::load(&rd.model(state.generation), Some(&variant), device)?;
+        // The model's architecture, with the ownership head if the config now trains one (a
+        // resumed run whose config gained `train.ownership_weight` starts the head fresh).
+        let model = rd.model(state.generation);
+        let arch = checkpoint::read_meta(&model)?.net.with_ownership(cfg.net.ownership);
+        tch::manual_seed(cfg.seed as i64 ^ state.generation as i64);
+        let (net, _) = checkpoint::load_as(&model, Some(&variant), arch, device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);
         if optim_path.exists() {
@@ -144,18 +148,20 @@ impl Trainer {
         }
         // The window encodes for the network it trains: a version-1 run continues on version 1.
         let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount)
-            .with_search_share(cfg.train.search_value_share);
+            .with_search_share(cfg.train.search_value_share)
+            .with_ownership(net.config.ownership);
         let mut gate = ShardGate::new(&variant);
         // Games of a model saved just before a kill (its state.json not yet written) are no
         // younger than the run.
         let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
         fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
         reporter.line(&format!(
-            "{}: {} on {}, {} network (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
+            "{}: {} on {}, {} network{} (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
             dir.display(),
             cfg.name,
             variant.name,
             net.config,
+            if net.config.ownership { " with an ownership head" } else { "" },
             net.config.encoding,
             device,
             cfg.selfplay.workers(crate::nn::cores()),
@@ -165,7 +171,7 @@ impl Trainer {
             window.len(),
             budget_text(&cfg, state.wall_seconds)
         ));
-        let human = human_games.map(|h| human_window(&cfg, &h, &variant, net.config.encoding, reporter));
+        let human = human_games.map(|h| human_window(&cfg, &h, &variant, net.config, reporter));
         Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state, _lock: lock })
     }
 
@@ -272,10 +278,11 @@ impl Trainer {
         self.rd.save_state(&self.state)?;
         let loss = training.loss;
         Ok(Some(format!(
-            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies{}, value bias att {:+.2} def {:+.2} | {}",
+            "gen {generation:>3} | loss {:.3} (policy {:.3}, value {:.3}{}) | self-play {} games, {:.1}/s, att {:.0}% def {:.0}% draw {:.0}%, {:.0} plies{}, value bias att {:+.2} def {:+.2} | {}",
             loss.total,
             loss.policy,
             loss.value,
+            loss.ownership.map_or(String::new(), |o| format!(", ownership {o:.3}")),
             games.len(),
             games.len() as f64 / sp_secs,
             100.0 * att,
@@ -310,6 +317,7 @@ impl Trainer {
         let lr = cfg.learning_rate(generation);
         let mut rng = SmallRng::seed_from_u64(cfg.seed ^ generation.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let (mut lt, mut lp, mut lv, mut steps) = (0.0, 0.0, 0.0, 0usize);
+        let mut lo: Option<f64> = None;
         if self.window.len() >= cfg.train.min_positions.max(1) {
             reporter.start(&format!("gen {generation} training"), cfg.train.steps_per_generation as u64);
             let from_human = self.human.as_ref().map_or(0, |_| human_part(cfg.train.batch_size, cfg.train.human_share));
@@ -318,7 +326,8 @@ impl Trainer {
                 if let Some(human) = self.human.as_ref().filter(|_| from_human > 0) {
                     batch = batch.cat(&human.batch(from_human, &mut rng, self.device));
                 }
-                let (total, p, v) = replay::losses(&self.net, &batch, cfg.train.value_weight);
+                let l = replay::losses(&self.net, &batch, replay::LossWeights { value: cfg.train.value_weight, ownership: cfg.train.ownership_weight });
+                let (total, p, v) = (l.total, l.policy, l.value);
                 let loss = total.double_value(&[]);
                 if !loss.is_finite() {
                     // A step on it would make every weight NaN; stop before it, with the last
@@ -332,6 +341,9 @@ impl Trainer {
                 lt += loss;
                 lp += p.double_value(&[]);
                 lv += v.double_value(&[]);
+                if let Some(o) = l.ownership {
+                    *lo.get_or_insert(0.0) += o.double_value(&[]);
+                }
                 steps += 1;
                 reporter.advance(1, &format!("loss {:.3}", lt / steps as f64));
                 crate::fault::point("sgd-step");
@@ -339,7 +351,7 @@ impl Trainer {
             reporter.finish();
         }
         let n = steps.max(1) as f64;
-        Ok(Training { lr, steps, loss: Losses { total: lt / n, policy: lp / n, value: lv / n } })
+        Ok(Training { lr, steps, loss: Losses { total: lt / n, policy: lp / n, value: lv / n, ownership: lo.map(|o| o / n) } })
     }
 
     /// Matches of the saved model `generation` against the previous model and each baseline,
@@ -403,9 +415,9 @@ fn load_human_games(cfg: &RunConfig, variant: &Arc<Variant>) -> Result<Option<Lo
 
 /// A window of every position of the human games in the network's `encoding`, with plain
 /// game results as value targets (as `pretrain` trains on them).
-fn human_window(cfg: &RunConfig, loaded: &LoadedGames, variant: &Arc<Variant>, encoding: Encoding, reporter: &dyn Reporter) -> ReplayWindow {
+fn human_window(cfg: &RunConfig, loaded: &LoadedGames, variant: &Arc<Variant>, net: crate::nn::NetConfig, reporter: &dyn Reporter) -> ReplayWindow {
     let total: usize = loaded.games.iter().map(|g| g.plies.len()).sum();
-    let mut w = ReplayWindow::new(variant.clone(), encoding, total.max(1), 1.0);
+    let mut w = ReplayWindow::new(variant.clone(), net.encoding, total.max(1), 1.0).with_ownership(net.ownership);
     for g in &loaded.games {
         w.add_game(g);
     }
@@ -496,6 +508,7 @@ fn play_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::encoding::Encoding;
     use std::sync::Mutex;
 
     /// Keeps the lines, ignores the bars.

@@ -609,3 +609,69 @@ fn a_generation_resumed_after_a_kill_plays_only_its_missing_slots() {
     assert_eq!(slots, (0..n as u64).collect::<Vec<_>>());
     assert_eq!(metrics(&run_dir)[1]["selfplay"]["games"], n);
 }
+
+/// `train.ownership_weight`: a run resumed with the weight added to its config gains the
+/// ownership head (fresh) on the network it had, trains it (an ownership loss in the metrics
+/// of that generation on, none before), and saves it; a new run from a model without the head
+/// starts from the model's weights with a fresh head; `export` leaves the head out; and
+/// `[net] ownership` without the weight is refused, naming the field.
+#[test]
+fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
+    let dir = fresh_dir("ownership");
+    let cfg = smoke_config(&dir, "plain.toml", |t| t);
+    let run_dir = dir.join("run");
+    let d = run_dir.to_str().unwrap();
+    ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1", "--quiet"]));
+    let saved = run_dir.join("config.toml");
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(text.contains("[train]\n") && !text.contains("ownership"), "{text}");
+    std::fs::write(&saved, text.replace("[train]\n", "[train]\nownership_weight = 0.5\n")).unwrap();
+    let o = run(&["train", "--run-dir", d, "--resume", "--generations", "3", "--quiet"]);
+    let out = ok(&o) + &stderr(&o);
+    assert!(out.contains("1x8 network with an ownership head"), "{out}");
+    let m = metrics(&run_dir);
+    assert_eq!(m[0]["loss"].get("ownership"), None, "generation 1 trained no head");
+    for k in [1, 2] {
+        let o = m[k]["loss"]["ownership"].as_f64().expect("an ownership loss");
+        // Three classes a square: a fresh head starts near ln 3 and a few steps move it little.
+        assert!(o > 0.0 && o < 3.0, "generation {}: {o}", k + 1);
+    }
+    let meta = |p: &Path| checkpoint::read_meta(p).unwrap().net;
+    assert!(!meta(&run_dir.join("models/000001.safetensors")).ownership);
+    assert!(meta(&run_dir.join("models/000003.safetensors")).ownership);
+
+    // A new run from generation 1 (no head): its generation 0 is that network plus a head.
+    let with = smoke_config(&dir, "ownership.toml", |t| t.replace("[train]\n", "[train]\nownership_weight = 0.5\n"));
+    let from = run_dir.join("models/000001.safetensors");
+    let second = dir.join("second");
+    ok(&run(&[
+        "train",
+        "--config",
+        with.to_str().unwrap(),
+        "--init",
+        from.to_str().unwrap(),
+        "--run-dir",
+        second.to_str().unwrap(),
+        "--generations",
+        "1",
+        "--quiet",
+    ]));
+    let (start, start_meta) = checkpoint::load(&second.join("models/000000.safetensors"), None, tch::Device::Cpu).unwrap();
+    let (init, _) = checkpoint::load(&from, None, tch::Device::Cpu).unwrap();
+    assert!(start_meta.net.ownership);
+    let (a, b) = (start.vs.variables(), init.vs.variables());
+    assert_eq!(a.len(), b.len() + 2, "the head's weight and bias on top");
+    assert!(b.iter().all(|(k, t)| t.equal(&a[k])), "generation 0 holds the init model's weights");
+
+    // The export is the network agents evaluate: no head, and metadata without one.
+    let exported = dir.join("export");
+    ok(&run(&["export", "--model", run_dir.join("models/000003.safetensors").to_str().unwrap(), "--out", exported.to_str().unwrap()]));
+    let weights = exported.join("weights.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    let names: Vec<String> = safetensors::SafeTensors::deserialize(&bytes).unwrap().names().into_iter().cloned().collect();
+    assert!(!names.is_empty() && names.iter().all(|n| !n.starts_with("ownership")), "{names:?}");
+    assert!(!meta(&weights).ownership);
+
+    let bad = smoke_config(&dir, "bad.toml", |t| t.replace("encoding = 2", "encoding = 2\nownership = true"));
+    fails_with(&run(&["train", "--config", bad.to_str().unwrap(), "--run-dir", dir.join("bad").to_str().unwrap()]), "net.ownership = true");
+}

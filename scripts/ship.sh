@@ -10,7 +10,8 @@
 # --sprt 0,30 --games MAX_GAMES --opening-plies 2`, and writes the match's JSON and games as
 # the gate's record, models/VARIANT/gate/DATE-NAME.json and .txt (NAME: the candidate's file
 # name), whatever the verdict. When the SPRT accepts H1 (the candidate is at least 30 Elo
-# stronger), the candidate is copied to models/VARIANT/DATE-NAME.safetensors (the old default
+# stronger), the candidate is copied to models/VARIANT/DATE-NAME.safetensors (without the
+# training-only ownership head, when its run trained one; the old default
 # stays where it is) and models/VARIANT/latest
 # names it (both written under a temporary name and renamed), so it is the default from then
 # on. It ends by rewriting the table of what ships in models/README.md (between its "ships"
@@ -92,7 +93,16 @@ mv "$record.json.tmp" "$record.json"
 decision=$(grep -o '"decision":"[a-z0-9_]*"' "$record.json" | cut -d'"' -f4)
 echo "ship: SPRT decision: ${decision:-none}; record $record.json"
 if [[ $decision == accept_h1 ]]; then
-  cp "$candidate" "$dir/.$name.safetensors.tmp"
+  if LC_ALL=C grep -aqF '"ownership_out.weight"' "$candidate"; then
+    # A run's checkpoint with the training-only ownership head: ship the network agents
+    # evaluate, as `export` writes it (no head, metadata without one).
+    stripped=$(mktemp -d)
+    "$bin" export --model "$candidate" --out "$stripped" >/dev/null
+    cp "$stripped/weights.safetensors" "$dir/.$name.safetensors.tmp"
+    rm -rf "$stripped"
+  else
+    cp "$candidate" "$dir/.$name.safetensors.tmp"
+  fi
   mv "$dir/.$name.safetensors.tmp" "$dir/$name.safetensors"
   echo "$name.safetensors" >"$dir/.latest.tmp"
   mv "$dir/.latest.tmp" "$dir/latest"

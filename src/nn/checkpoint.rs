@@ -161,12 +161,12 @@ pub fn write_tensors(path: &Path, mut tensors: Vec<(String, Tensor)>, meta: Opti
     atomic_write(path, &bytes).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })
 }
 
-/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present),
-/// but the ownership head's are copied only where both the file and `vars` have them (an
-/// optimizer's state saved with or without that head).
-pub fn read_into_but_ownership(path: &Path, vars: &mut HashMap<String, Tensor>) -> Result<(), NnError> {
+/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present);
+/// with `skip_ownership`, the ownership head's only where both the file and `vars` have them
+/// (an optimizer's state saved before the head was added or dropped).
+pub fn read_into(path: &Path, vars: &mut HashMap<String, Tensor>, skip_ownership: bool) -> Result<(), NnError> {
     let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
-    copy_into(&bytes, path, vars, true)
+    copy_into(&bytes, path, vars, skip_ownership)
 }
 
 /// Copies a safetensors file's tensors into `vars`: the same names and shapes, all present;

@@ -363,7 +363,7 @@ impl RunConfig {
     /// Parses and validates a config for a new run: a `[net]` that names no `encoding` gets
     /// [`Encoding::NEWEST`].
     pub fn from_toml(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
-        let mut cfg = RunConfig::parse(text, origin)?;
+        let mut cfg = RunConfig::parse(text, origin, false)?;
         let names_encoding = toml::from_str::<toml::Table>(text).ok().and_then(|t| t.get("net")?.get("encoding").cloned()).is_some();
         if !names_encoding {
             cfg.net.encoding = Encoding::NEWEST;
@@ -422,12 +422,12 @@ impl RunConfig {
     /// that names no `encoding` was saved before the key existed, by a version-1 run, and
     /// reads as [`Encoding::LEGACY`].
     pub fn from_saved_toml(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
-        RunConfig::parse(text, origin)
+        RunConfig::parse(text, origin, true)
     }
 
     /// Parses (a missing `[net] encoding` as the serde default, [`Encoding::LEGACY`]) and
     /// validates.
-    fn parse(text: &str, origin: &str) -> Result<RunConfig, ConfigError> {
+    fn parse(text: &str, origin: &str, saved: bool) -> Result<RunConfig, ConfigError> {
         let err = |message: String| ConfigError { origin: origin.to_string(), message };
         let mut cfg: RunConfig = toml::from_str(text).map_err(|e| {
             // Line of the span's start: 1 + the newlines before it (a span at column 0 starts
@@ -439,6 +439,11 @@ impl RunConfig {
                 None => msg,
             })
         })?;
+        // A saved config names the head its weight gave it; a weight removed since (a resumed
+        // run that stops training the head) drops it.
+        if saved {
+            cfg.net.ownership = cfg.train.ownership_weight > 0.0;
+        }
         cfg.validate().map_err(err)?;
         cfg.net.ownership = cfg.train.ownership_weight > 0.0;
         Ok(cfg)
@@ -742,6 +747,11 @@ mod tests {
         assert_ne!(head_only, DEFAULT_CONFIG, "the default config has a [net] table");
         let e = RunConfig::from_toml(&head_only, "head.toml").unwrap_err().to_string();
         assert!(e.contains("net.ownership = true but train.ownership_weight is 0"), "{e}");
+        // A run's saved config whose weight was taken out drops the head it names.
+        let saved = toml::to_string(&c).unwrap();
+        assert!(saved.contains("ownership = true"), "{saved}");
+        let off = RunConfig::from_saved_toml(&saved.replace("ownership_weight = 0.5\n", ""), "config.toml").unwrap();
+        assert!(off.train.ownership_weight == 0.0 && !off.net.ownership);
     }
 
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is

@@ -25,7 +25,7 @@ pub struct Sample {
     policy: Vec<(u32, f32)>,
     wdl: [f32; 3],
     /// The ownership classes of [`ownership_target`] by dense square (empty when the window
-    /// keeps none).
+    /// keeps none or the game has no board end: no ownership target).
     ownership: Vec<u8>,
 }
 
@@ -39,7 +39,7 @@ pub struct Batch {
     /// `[B, 3]` win/draw/loss target.
     pub wdl: Tensor,
     /// `[B, 3, N, N]` one-hot ownership target (classes of [`ownership_target`]), when the
-    /// window keeps it.
+    /// window keeps it; all zeros for a sample without one.
     pub ownership: Option<Tensor>,
 }
 
@@ -53,7 +53,10 @@ impl Batch {
             wdl: Tensor::cat(&[&self.wdl, &other.wdl], 0),
             ownership: match (&self.ownership, &other.ownership) {
                 (Some(a), Some(b)) => Some(Tensor::cat(&[a, b], 0)),
-                _ => None,
+                (None, None) => None,
+                // Both windows follow the network's head (`with_ownership`): a mix would train
+                // without the loss and say nothing.
+                _ => panic!("Batch::cat: one batch has ownership targets and the other not"),
             },
         }
     }
@@ -82,14 +85,22 @@ pub const THEIRS: u8 = 2;
 /// on the board `end`: per square (dense order), [`OWN`], [`EMPTY`] or [`THEIRS`] at the end.
 /// Whose pieces survive where is what captures, blockades and escapes come to: many outcomes
 /// a position where the result is one (KataGo's ownership target, with pieces for
-/// territory).
-pub fn ownership_target(end: &Position, to_move: crate::rules::Side) -> Vec<u8> {
+/// territory). A captured king stays on the board in the rules' final position (the capture
+/// only decides the game); here its square is empty. `None` when the rules did not end the
+/// game on this board (a resignation or a loss on time in a human record, a self-play game
+/// stopped at a ply cap): such a board is no end to learn.
+pub fn ownership_target(end: &Position, to_move: crate::rules::Side) -> Option<Vec<u8>> {
+    let outcome = end.outcome()?;
     let g = end.geometry();
     let mut classes = vec![EMPTY; g.num_squares()];
     for (sq, piece) in end.pieces() {
-        classes[g.dense(sq)] = if piece.side() == to_move { OWN } else { THEIRS };
+        classes[g.dense(sq)] = match piece {
+            crate::rules::Piece::King if outcome.reason == crate::rules::Reason::KingCaptured => EMPTY,
+            _ if piece.side() == to_move => OWN,
+            _ => THEIRS,
+        };
     }
-    classes
+    Some(classes)
 }
 
 /// The value target of a position `remaining` plies before the end of a game won by
@@ -189,7 +200,7 @@ impl ReplayWindow {
                 planes: planes.iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect(),
                 policy: ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect(),
                 wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), ply, self.search_share),
-                ownership: end.as_ref().map_or_else(Vec::new, |e| ownership_target(e, pos.to_move())),
+                ownership: end.as_ref().and_then(|e| ownership_target(e, pos.to_move())).unwrap_or_default(),
             };
             self.samples.push_back(sample);
         }
@@ -235,7 +246,7 @@ impl ReplayWindow {
             }
             mask[i] = if s.policy.is_empty() { 0.0 } else { 1.0 };
             wdl[i * 3..i * 3 + 3].copy_from_slice(&s.wdl);
-            if self.ownership {
+            if self.ownership && !s.ownership.is_empty() {
                 let rows = &mut own[i * 3 * squares..(i + 1) * 3 * squares];
                 for sq in g.squares() {
                     let class = s.ownership[g.dense(sq)] as usize;
@@ -308,9 +319,13 @@ pub fn losses_of(p: &Tensor, v: &Tensor, batch: &Batch, value_weight: f64) -> (T
 }
 
 /// Cross-entropy of ownership logits `[B, 3, N, N]` against one-hot targets of the same
-/// shape, averaged over samples and squares.
+/// shape, averaged over squares and over the samples that have a target (a sample whose
+/// target is all zeros has none; 0 when no sample has one).
 pub fn ownership_loss(logits: &Tensor, target: &Tensor) -> Tensor {
-    -(target * logits.log_softmax(1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float)
+    let per_square = -(target * logits.log_softmax(1, Kind::Float)).sum_dim_intlist(1, false, Kind::Float);
+    let per_sample = per_square.mean_dim([1i64, 2].as_slice(), false, Kind::Float);
+    let has = target.sum_dim_intlist([1i64, 2, 3].as_slice(), false, Kind::Float).gt(0.0).to_kind(Kind::Float);
+    per_sample.sum(Kind::Float) / has.sum(Kind::Float).clamp_min(1.0)
 }
 
 #[cfg(test)]
@@ -440,8 +455,9 @@ mod tests {
         let g = v.geometry;
         let mut w = ReplayWindow::new(v.clone(), encoding, 10_000, 0.9).with_ownership(true);
         for seed in 0..3 {
-            w.add_game(&random_game(&v, 10 + seed, 60));
+            w.add_game(&random_game(&v, 10 + seed, 500));
         }
+        assert!(w.samples.iter().all(|s| !s.ownership.is_empty()), "the random games end by the rules: each position has an ownership target");
         assert_eq!(w.symmetries.len(), 8, "brandubh has every symmetry");
         let size = 96;
         let batch = w.batch(size, &mut SmallRng::seed_from_u64(5), Device::Cpu);
@@ -571,42 +587,57 @@ mod tests {
         assert_eq!(lp.double_value(&[]), 0.0);
     }
 
-    /// Brandubh, attackers first; a game of two plies (d6-f6, d5-e5; its result is made up)
-    /// ends on the board below. Every position's ownership target is that board from its
-    /// side to move's view.
+    /// Brandubh, attackers first: the king walks out (e4-e6, d4-e4, e4-e1, e1-g1) while the
+    /// attackers shuffle a4-a5-a6-a5-a4, and escapes to g1. Every position's ownership target
+    /// is the board the game ended on, from its side to move's view:
     ///
     /// ```text
     ///   a b c d e f g
     /// 7 . . . a . . .
-    /// 6 . . . . . a .
-    /// 5 . . . . d . .
-    /// 4 a a d k d a a
+    /// 6 . . . a d . .
+    /// 5 . . . d . . .
+    /// 4 a a d . . a a
     /// 3 . . . d . . .
     /// 2 . . . a . . .
-    /// 1 . . . a . . .
+    /// 1 . . . a . . k
     /// ```
     #[test]
     fn ownership_targets_are_the_final_board_from_the_side_to_move() {
         let v = brandubh();
         let g = v.geometry;
         let sq = |s: &str| g.parse_square(s).unwrap();
-        let ply = |from: &str, to: &str| PlyRecord { mv: crate::rules::Move::new(sq(from), sq(to)), policy: Vec::new(), full: false, value: 0.0 };
-        let game = FinishedGame {
-            plies: vec![ply("d6", "f6"), ply("d5", "e5")],
-            outcome: crate::rules::Outcome::win(Side::Defenders, crate::rules::Reason::KingCaptured),
-            past: None,
+        let ply = |mv: &str| {
+            let (from, to) = mv.split_once('-').unwrap();
+            PlyRecord { mv: crate::rules::Move::new(sq(from), sq(to)), policy: Vec::new(), full: false, value: 0.0 }
         };
+        let plies: Vec<PlyRecord> = ["a4-a5", "e4-e6", "a5-a6", "d4-e4", "a6-a5", "e4-e1", "a5-a4", "e1-g1"].into_iter().map(ply).collect();
+        let mut end = Position::start(v.clone());
+        for p in &plies {
+            end.make(p.mv);
+        }
+        let outcome = end.outcome().expect("the king escaped");
+        assert_eq!((outcome.winner, outcome.reason), (Some(Side::Defenders), crate::rules::Reason::CornerEscape));
+        let game = FinishedGame { plies: plies.clone(), outcome, past: None };
         let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 100, 1.0).with_ownership(true);
         w.add_game(&game);
         let (att, def) = (&w.samples[0].ownership, &w.samples[1].ownership);
         let at = |t: &Vec<u8>, s: &str| t[g.dense(sq(s))];
-        // The attackers to move (ply 0): their piece on f6 is theirs to own, the king is not.
-        assert_eq!([at(att, "f6"), at(att, "d6"), at(att, "d4"), at(att, "e5"), at(att, "d5")], [OWN, EMPTY, THEIRS, THEIRS, EMPTY]);
+        let squares = ["g1", "a4", "e6", "d4", "e4", "a5"];
+        // The attackers to move (ply 0): the escaped king on g1 is theirs, a4 theirs again.
+        assert_eq!(squares.map(|s| at(att, s)), [THEIRS, OWN, THEIRS, EMPTY, EMPTY, EMPTY]);
         // The defenders to move (ply 1): the same board, the other way round.
-        assert_eq!([at(def, "f6"), at(def, "d6"), at(def, "d4"), at(def, "e5"), at(def, "d5")], [THEIRS, EMPTY, OWN, OWN, EMPTY]);
+        assert_eq!(squares.map(|s| at(def, s)), [OWN, THEIRS, OWN, EMPTY, EMPTY, EMPTY]);
         let count = |t: &Vec<u8>, c: u8| t.iter().filter(|&&x| x == c).count();
         assert_eq!((count(att, OWN), count(att, THEIRS), count(att, EMPTY)), (8, 5, 49 - 13));
         assert_eq!((count(def, OWN), count(def, THEIRS)), (5, 8));
+        assert!(w.samples.iter().step_by(2).all(|s| &s.ownership == att) && w.samples.iter().skip(1).step_by(2).all(|s| &s.ownership == def));
+        // A game stopped before its end (the first two plies) has no board end: no target, and
+        // its rows in a batch are all zeros.
+        let mut cut = ReplayWindow::new(v.clone(), Encoding::NEWEST, 100, 1.0).with_ownership(true);
+        cut.add_game(&FinishedGame { plies: plies[..2].to_vec(), ..game.clone() });
+        assert!(cut.samples.iter().all(|s| s.ownership.is_empty()));
+        let b = cut.batch(4, &mut SmallRng::seed_from_u64(1), Device::Cpu);
+        assert_eq!(b.ownership.expect("the window keeps ownership").abs().sum(Kind::Float).double_value(&[]), 0.0);
         // A window without the ownership loss keeps none, and its batches carry none.
         let mut plain = ReplayWindow::new(v.clone(), Encoding::NEWEST, 100, 1.0);
         plain.add_game(&game);
@@ -614,23 +645,49 @@ mod tests {
         assert!(plain.batch(4, &mut SmallRng::seed_from_u64(1), Device::Cpu).ownership.is_none());
     }
 
+    /// A captured king stays on the rules' final board; its ownership target says empty.
+    ///
+    /// ```text
+    ///   a b c d e f g
+    /// 7 . . . a . . .      the attackers play d7-d6: b6 and d6 take the king on c6
+    /// 6 . a k . . . .
+    /// 3 . . . . . . d
+    /// ```
+    #[test]
+    fn a_captured_kings_square_is_empty_in_the_ownership_target() {
+        let v = brandubh();
+        let g = v.geometry;
+        let sq = |s: &str| g.parse_square(s).unwrap();
+        use crate::rules::Piece;
+        let pieces = vec![(sq("d7"), Piece::Attacker), (sq("b6"), Piece::Attacker), (sq("c6"), Piece::King), (sq("g3"), Piece::Defender)];
+        let mut end = Position::from_setup(v.clone(), &crate::rules::Setup { size: 7, pieces, to_move: Side::Attackers }).expect("a legal setup");
+        end.make(crate::rules::Move::new(sq("d7"), sq("d6")));
+        assert_eq!(end.outcome().map(|o| o.reason), Some(crate::rules::Reason::KingCaptured));
+        let t = ownership_target(&end, Side::Attackers).expect("the rules ended the game");
+        assert_eq!([t[g.dense(sq("c6"))], t[g.dense(sq("b6"))], t[g.dense(sq("d6"))], t[g.dense(sq("g3"))]], [EMPTY, OWN, OWN, THEIRS]);
+        assert_eq!(t.iter().filter(|&&c| c != EMPTY).count(), 3);
+    }
+
     /// The ownership loss is the cross-entropy per square, averaged over samples and squares,
     /// and adds to the total with its weight; a network with the head lowers it by training.
     #[test]
     fn the_ownership_loss_is_a_mean_cross_entropy_per_square() {
         // One sample on a 1x1 "board" would not be a tafl board; the loss takes any shape.
-        let logits = Tensor::from_slice(&[2.0f32, 0.0, 0.0, 1.0, -1.0, 3.0]).view([1, 3, 1, 2]);
-        let target = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 0.0, 0.0, 1.0]).view([1, 3, 1, 2]);
+        // Two samples of two squares; the second has no target (all zeros) and does not count.
+        let logits = Tensor::from_slice(&[2.0f32, 0.0, 0.0, 1.0, -1.0, 3.0, 5.0, 5.0, 0.0, 0.0, 0.0, 0.0]).view([2, 3, 1, 2]);
+        let target = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).view([2, 3, 1, 2]);
         // Square 0: logits (2, 0, -1), class 0; square 1: logits (0, 1, 3), class 2.
         let ce = |z: [f64; 3], k: usize| z.iter().map(|x| x.exp()).sum::<f64>().ln() - z[k];
         let want = (ce([2.0, 0.0, -1.0], 0) + ce([0.0, 1.0, 3.0], 2)) / 2.0;
         assert!((ownership_loss(&logits, &target).double_value(&[]) - want).abs() < 1e-5);
+        assert_eq!(ownership_loss(&logits, &target.zeros_like()).double_value(&[]), 0.0, "no targets: 0");
 
         let v = brandubh();
         tch::manual_seed(5);
         let net = crate::nn::TaflNet::new(7, crate::nn::NetConfig::new(1, 8).with_ownership(true), Device::Cpu);
         let mut w = ReplayWindow::new(v.clone(), net.config.encoding, 1000, 1.0).with_ownership(true);
-        w.add_game(&random_game(&v, 9, 60));
+        w.add_game(&random_game(&v, 9, 500));
+        assert!(w.samples.iter().all(|s| !s.ownership.is_empty()), "the random game ends by the rules");
         let batch = w.batch(32, &mut SmallRng::seed_from_u64(2), Device::Cpu);
         let weights = LossWeights { value: 1.0, ownership: 0.5 };
         let l = losses(&net, &batch, weights);

@@ -138,13 +138,16 @@ impl Trainer {
         // The model's architecture, with the ownership head if the config now trains one (a
         // resumed run whose config gained `train.ownership_weight` starts the head fresh).
         let model = rd.model(state.generation);
-        let arch = checkpoint::read_meta(&model)?.net.with_ownership(cfg.net.ownership);
-        tch::manual_seed(cfg.seed as i64 ^ state.generation as i64);
-        let (net, _) = checkpoint::load_as(&model, Some(&variant), arch, device)?;
+        let saved = checkpoint::read_meta(&model)?.net;
+        let head_changed = saved.ownership != cfg.net.ownership;
+        if head_changed {
+            tch::manual_seed(cfg.seed as i64 ^ state.generation as i64);
+        }
+        let (net, _) = checkpoint::load_as(&model, Some(&variant), saved.with_ownership(cfg.net.ownership), device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);
         if optim_path.exists() {
-            sgd.load(&optim_path)?;
+            sgd.load(&optim_path, head_changed)?;
         }
         // The window encodes for the network it trains: a version-1 run continues on version 1.
         let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount)

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use tafl_lab::nn::checkpoint;
 
 fn models() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
@@ -163,6 +164,20 @@ fn the_shipping_gate_ships_only_a_candidate_that_wins_its_sprt() {
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(String::from_utf8_lossy(&o.stdout).contains("not shipped"));
     assert_eq!(default_of(&folder).unwrap(), shipped, "the default is unchanged");
+    // A candidate with the training-only ownership head (the strong network plus a fresh
+    // head, as a run with `train.ownership_weight` saves it) ships without the head; against
+    // the random network again (`latest` removed).
+    std::fs::remove_file(folder.join("latest")).unwrap();
+    let with_head = d.join("with-head.safetensors");
+    let (net, meta) = checkpoint::load_as(&strong, None, checkpoint::read_meta(&strong).unwrap().net.with_ownership(true), tch::Device::Cpu).unwrap();
+    checkpoint::save(&net, &meta, &with_head).unwrap();
+    let o = ship(&with_head, "200");
+    assert_eq!(o.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let headless = folder.join(default_of(&folder).expect("the new default"));
+    assert!(headless.to_string_lossy().ends_with("-with-head.safetensors"), "{}", headless.display());
+    let (shipped_net, shipped_meta) = checkpoint::load(&headless, None, tch::Device::Cpu).unwrap();
+    let (a, b) = (shipped_net.vs.variables(), net.vs.variables());
+    assert!(!shipped_meta.net.ownership && a.len() + 2 == b.len() && a.iter().all(|(k, t)| t.equal(&b[k])), "the network without its head");
     // Bad arguments: one line, exit 2.
     let o = ship(&d.join("nosuch.safetensors"), "4");
     assert_eq!(o.status.code(), Some(2));

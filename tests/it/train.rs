@@ -639,6 +639,14 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     let meta = |p: &Path| checkpoint::read_meta(p).unwrap().net;
     assert!(!meta(&run_dir.join("models/000001.safetensors")).ownership);
     assert!(meta(&run_dir.join("models/000003.safetensors")).ownership);
+    // Taking the weight out again drops the head (the saved config's `[net] ownership` goes
+    // with it) and the run goes on.
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert!(text.contains("ownership_weight = 0.5\n"), "{text}");
+    std::fs::write(&saved, text.replace("ownership_weight = 0.5\n", "")).unwrap();
+    ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "4", "--quiet"]));
+    assert!(!meta(&run_dir.join("models/000004.safetensors")).ownership);
+    assert_eq!(metrics(&run_dir)[3]["loss"].get("ownership"), None);
 
     // A new run from generation 1 (no head): its generation 0 is that network plus a head.
     let with = smoke_config(&dir, "ownership.toml", |t| t.replace("[train]\n", "[train]\nownership_weight = 0.5\n"));

@@ -102,6 +102,7 @@ impl NetArgs {
             channels: self.channels.unwrap_or(d.channels),
             encoding: self.encoding.unwrap_or(d.encoding),
             ownership: false,
+            value_per_side: false,
         };
         cfg.check().map_err(|e| anyhow!("{}", e.replacen("net.", "--", 1)))?;
         Ok(cfg)

@@ -161,19 +161,41 @@ pub fn write_tensors(path: &Path, mut tensors: Vec<(String, Tensor)>, meta: Opti
     atomic_write(path, &bytes).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })
 }
 
-/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present);
-/// with `skip_ownership`, the ownership head's only where both the file and `vars` have them
-/// (an optimizer's state saved before the head was added or dropped).
-pub fn read_into(path: &Path, vars: &mut HashMap<String, Tensor>, skip_ownership: bool) -> Result<(), NnError> {
-    let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
-    copy_into(&bytes, path, vars, skip_ownership)
+/// What may differ between a file's tensors and the network's variables they are copied into
+/// (nothing, by default): the heads a run may add to the network of its start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeadChanges {
+    /// The ownership head's tensors are copied only where both sides have them (added: it
+    /// starts as built; dropped: left out).
+    pub ownership: bool,
+    /// The value head's last layer becomes per side: the file's one output layer (3 rows)
+    /// starts both sides' (6 rows).
+    pub split_value: bool,
 }
 
-/// Copies a safetensors file's tensors into `vars`: the same names and shapes, all present;
-/// with `skip_ownership`, the ownership head's only where both the file and `vars` have them.
-fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>, skip_ownership: bool) -> Result<(), NnError> {
+impl HeadChanges {
+    /// The changes from a network of `from` to one of `to` (their trunks equal).
+    pub fn between(from: &NetConfig, to: &NetConfig) -> HeadChanges {
+        HeadChanges { ownership: from.ownership != to.ownership, split_value: !from.value_per_side && to.value_per_side }
+    }
+}
+
+/// The value head's last layer, whose rows [`HeadChanges::split_value`] doubles.
+const VALUE_OUT: [&str; 2] = ["value_out.weight", "value_out.bias"];
+
+/// Copies the tensors of a safetensors file into `vars` (same names and shapes, all present),
+/// but for the `changes` allowed (an optimizer's state saved before a head was added or
+/// dropped).
+pub fn read_into(path: &Path, vars: &mut HashMap<String, Tensor>, changes: HeadChanges) -> Result<(), NnError> {
+    let bytes = std::fs::read(path).map_err(|e| NnError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+    copy_into(&bytes, path, vars, changes)
+}
+
+/// Copies a safetensors file's tensors into `vars`: the same names and shapes, all present,
+/// but for the `changes` allowed.
+fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>, changes: HeadChanges) -> Result<(), NnError> {
     let st = SafeTensors::deserialize(bytes).map_err(|e| format_err(path, format!("not a safetensors file ({e:?})")))?;
-    let head = |name: &str| skip_ownership && name.starts_with(&format!("{OWNERSHIP_HEAD}."));
+    let head = |name: &str| changes.ownership && name.starts_with(&format!("{OWNERSHIP_HEAD}."));
     let in_file = st.names().into_iter().filter(|n| !head(n)).count();
     let wanted = vars.keys().filter(|n| !head(n)).count();
     if in_file != wanted {
@@ -186,13 +208,19 @@ fn copy_into(bytes: &[u8], path: &Path, vars: &mut HashMap<String, Tensor>, skip
             }
             let view = st.tensor(name).map_err(|_| format_err(path, format!("tensor {name} missing")))?;
             let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
-            if view.dtype() != Dtype::F32 || shape != var.size() {
+            let split = changes.split_value && VALUE_OUT.contains(&name.as_str()) && {
+                let mut doubled = shape.clone();
+                doubled[0] *= 2;
+                doubled == var.size()
+            };
+            if view.dtype() != Dtype::F32 || (shape != var.size() && !split) {
                 return Err(format_err(path, format!("tensor {name}: {:?} {shape:?}, expected F32 {:?}", view.dtype(), var.size())));
             }
             let t = Tensor::f_from_data_size(view.data(), &shape, Kind::Float).map_err(|e| format_err(path, e.to_string()))?;
             if !bool::try_from(t.isfinite().all()).unwrap_or(false) {
                 return Err(format_err(path, format!("tensor {name} holds non-finite weights (NaN or infinity)")));
             }
+            let t = if split { Tensor::cat(&[&t, &t], 0) } else { t };
             var.copy_(&t.to_device(var.device()));
         }
         Ok(())
@@ -291,10 +319,11 @@ pub fn load(path: &Path, variant: Option<&Variant>, device: Device) -> Result<(T
     load_with(path, variant, None, device)
 }
 
-/// As [`load`], into a network of `config`, which must be the model's with or without the
-/// ownership head ([`NetConfig::same_but_ownership`]): a head the file lacks starts from
-/// torch's generator, one the network lacks is left out. The metadata returned describes
-/// `config`. How a run with an ownership loss starts from a model without the head, and how
+/// As [`load`], into a network of `config`, which the model must start
+/// ([`NetConfig::starts`]): the same trunk and input planes; an ownership head the file lacks
+/// starts from torch's generator, one the network lacks is left out; a single value head
+/// starts each side's of a per-side one. The metadata returned describes `config`. How a run
+/// with an ownership loss or per-side values starts from a model without them, and how
 /// `export` leaves the training-only head out.
 pub fn load_as(path: &Path, variant: Option<&Variant>, config: NetConfig, device: Device) -> Result<(TaflNet, ModelMeta), NnError> {
     load_with(path, variant, Some(config), device)
@@ -315,19 +344,22 @@ fn load_with(path: &Path, variant: Option<&Variant>, config: Option<NetConfig>, 
     if found < needed {
         return Err(format_err(path, format!("bad metadata: {}", MetaError::TooFewWeights { found, needed, net: meta.net })));
     }
-    let tolerant = match config {
-        Some(c) if !c.same_but_ownership(&meta.net) => {
-            return Err(format_err(path, format!("a {} network of encoding {}, not {} of encoding {}", meta.net, meta.net.encoding, c, c.encoding)));
+    let changes = match config {
+        Some(c) if !meta.net.starts(&c) => {
+            return Err(format_err(
+                path,
+                format!("a {} network of encoding {}, which cannot start {} of encoding {}", meta.net.describe(), meta.net.encoding, c.describe(), c.encoding),
+            ));
         }
         Some(c) => {
-            let differs = c.ownership != meta.net.ownership;
+            let changes = HeadChanges::between(&meta.net, &c);
             meta.net = c;
-            differs
+            changes
         }
-        None => false,
+        None => HeadChanges::default(),
     };
     let net = TaflNet::try_new(meta.board_size, meta.net, device).map_err(|e| format_err(path, format!("bad metadata: {e}")))?;
-    copy_into(&bytes, path, &mut net.vs.variables(), tolerant)?;
+    copy_into(&bytes, path, &mut net.vs.variables(), changes)?;
     Ok((net, meta))
 }
 
@@ -448,7 +480,30 @@ mod tests {
         let c = again.vs.variables();
         assert!(meta.net.ownership && c.len() == b.len() && a.iter().all(|(k, t)| t.equal(&c[k])));
         let err = load_as(&path2, Some(&v), NetConfig::new(2, 4), Device::Cpu).expect_err("another trunk").to_string();
-        assert!(err.contains("a 1x4 network of encoding 2, not 2x4") && !err.contains('\n'), "{err}");
+        assert!(err.contains("a 1x4 network of encoding 2, which cannot start 2x4") && !err.contains('\n'), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A model with one value output layer starts a per-side network whose values are the
+    /// model's for both sides (each side's rows start as the model's); the way back is
+    /// refused.
+    #[test]
+    fn a_single_value_layer_starts_both_sides_of_a_per_side_one() {
+        let v = Variant::preset("brandubh").expect("preset");
+        let dir = std::env::temp_dir().join(format!("tafl-lab-per-side-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let plain = TaflNet::new(7, NetConfig::new(1, 4), Device::Cpu);
+        let path = dir.join("plain.safetensors");
+        save(&plain, &ModelMeta::new(&v, plain.config, 0), &path).expect("saved");
+        let (split, meta) = load_as(&path, Some(&v), plain.config.with_value_per_side(true), Device::Cpu).expect("loads per side");
+        assert!(meta.net.value_per_side && split.vs.variables()["value_out.weight"].size()[0] == 6);
+        let x = Tensor::rand([6, plain.config.encoding.planes() as i64, 7, 7], (Kind::Float, Device::Cpu)).round();
+        let (vp, vs) = tch::no_grad(|| (plain.forward_t(&x, false).1, split.forward_t(&x, false).1));
+        assert!(vp.allclose(&vs, 1e-6, 1e-6, false), "the same values for both sides");
+        let back = dir.join("split.safetensors");
+        save(&split, &meta, &back).expect("saved");
+        let err = load_as(&back, Some(&v), plain.config, Device::Cpu).expect_err("per side cannot become one").to_string();
+        assert!(err.contains("1x4 with per-side values") && err.contains("cannot start 1x4"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -6,7 +6,8 @@
 //! whose piece stands there at the end of the game (the side to move's, nobody's, the
 //! opponent's), KataGo's ownership target made tafl's. It gives every position a target of
 //! `N * N` outcomes where the result gives one, which teaches the trunk what captures and
-//! escapes lead to; evaluation and export never compute it.
+//! escapes lead to; evaluation and export never compute it. And its value head may end in
+//! one output layer per side to move ([`NetConfig::value_per_side`]).
 
 use super::encoding::Encoding;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,13 @@ pub struct NetConfig {
     /// existed and in networks without it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ownership: bool,
+    /// Whether the value head ends in one output layer per side to move (the attackers' and
+    /// the defenders' win/draw/loss logits, picked by the side-to-move plane) instead of one
+    /// for both. The shared layers below it still see both sides; the last layer of each side
+    /// is then calibrated on that side's positions alone. Absent in files written before it
+    /// existed and in networks without it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub value_per_side: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -50,7 +58,7 @@ fn legacy_encoding() -> Encoding {
 impl NetConfig {
     /// A network of `blocks` x `channels` reading the newest input planes.
     pub const fn new(blocks: usize, channels: usize) -> NetConfig {
-        NetConfig { blocks, channels, encoding: Encoding::NEWEST, ownership: false }
+        NetConfig { blocks, channels, encoding: Encoding::NEWEST, ownership: false, value_per_side: false }
     }
 
     /// This size with other input planes.
@@ -63,11 +71,28 @@ impl NetConfig {
         NetConfig { ownership, ..self }
     }
 
-    /// Whether a model of this configuration's weights start a network of `other`: the same
-    /// trunk, heads and input planes, with or without the ownership head (a missing one
-    /// starts fresh, an extra one is dropped).
-    pub fn same_but_ownership(&self, other: &NetConfig) -> bool {
-        self.with_ownership(false) == other.with_ownership(false)
+    /// This size with one value output layer per side, or one for both.
+    pub const fn with_value_per_side(self, value_per_side: bool) -> NetConfig {
+        NetConfig { value_per_side, ..self }
+    }
+
+    /// Whether a model of this configuration starts a network of `to`: the same trunk and
+    /// input planes; the ownership head may come (fresh) or go; one value output layer may
+    /// become one per side (each starting as it), not the other way.
+    pub fn starts(&self, to: &NetConfig) -> bool {
+        let trunk = |c: &NetConfig| (c.blocks, c.channels, c.encoding);
+        trunk(self) == trunk(to) && (self.value_per_side == to.value_per_side || !self.value_per_side)
+    }
+
+    /// The size and the heads beyond the plain ones, for messages: "6x64", "6x64 with per-side
+    /// values and an ownership head".
+    pub fn describe(&self) -> String {
+        let extras: Vec<&str> =
+            [(self.value_per_side, "per-side values"), (self.ownership, "an ownership head")].into_iter().filter_map(|(on, what)| on.then_some(what)).collect();
+        match extras.len() {
+            0 => self.to_string(),
+            _ => format!("{self} with {}", extras.join(" and ")),
+        }
     }
 
     /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above, on
@@ -198,6 +223,11 @@ pub(crate) fn channels_last(t: &Tensor) -> Tensor {
     t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
 }
 
+/// The index of the side-to-move plane (`attackers_to_move`) among an encoding's planes.
+fn side_plane(encoding: Encoding) -> i64 {
+    encoding.plane_names().iter().position(|&n| n == "attackers_to_move").expect("every encoding has the side-to-move plane") as i64
+}
+
 /// The name of the ownership head's variables (`ownership_out.weight`, `ownership_out.bias`).
 pub const OWNERSHIP_HEAD: &str = "ownership_out";
 
@@ -257,7 +287,8 @@ impl TaflNet {
         let value_conv = conv(&root / "value_conv", c, VALUE_PLANES, 1, false);
         let value_bn = bn(&root / "value_bn", VALUE_PLANES);
         let value_fc = nn::linear(&root / "value_fc", (VALUE_PLANES * n * n) as i64, VALUE_HIDDEN as i64, Default::default());
-        let value_out = nn::linear(&root / "value_out", VALUE_HIDDEN as i64, 3, Default::default());
+        let value_rows = if config.value_per_side { 6 } else { 3 };
+        let value_out = nn::linear(&root / "value_out", VALUE_HIDDEN as i64, value_rows, Default::default());
         let ownership_out = config.ownership.then(|| conv(&root / OWNERSHIP_HEAD, c, 3, 1, true));
         TaflNet {
             vs,
@@ -313,14 +344,14 @@ impl TaflNet {
     /// `train` on a network whose batch norms were folded.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
         let h = self.trunk(x, train);
-        self.heads(&h, train)
+        self.heads(x, &h, train)
     }
 
     /// As [`TaflNet::forward_t`], with the ownership logits `[B, 3, N, N]` (classes: the side
     /// to move's piece, empty, the opponent's) when the network has that head.
     pub fn forward_with_ownership(&self, x: &Tensor, train: bool) -> (Tensor, Tensor, Option<Tensor>) {
         let h = self.trunk(x, train);
-        let (p, v) = self.heads(&h, train);
+        let (p, v) = self.heads(x, &h, train);
         (p, v, self.ownership_out.as_ref().map(|o| h.apply(o)))
     }
 
@@ -337,10 +368,17 @@ impl TaflNet {
         h
     }
 
-    fn heads(&self, h: &Tensor, train: bool) -> (Tensor, Tensor) {
+    fn heads(&self, x: &Tensor, h: &Tensor, train: bool) -> (Tensor, Tensor) {
         let f = self.folded;
         let policy = conv_bn(h, &self.policy_conv, &self.policy_bn, train, f).relu().apply(&self.policy_out);
         let value = conv_bn(h, &self.value_conv, &self.value_bn, train, f).relu().flatten(1, -1).apply(&self.value_fc).relu().apply(&self.value_out);
+        if !self.config.value_per_side {
+            return (policy, value);
+        }
+        // The side to move is a constant plane (1 when the attackers are to move): rows 0-2
+        // are the attackers' logits, 3-5 the defenders'.
+        let side = x.select(1, side_plane(self.config.encoding)).select(1, 0).select(1, 0).unsqueeze(1).to_kind(value.kind());
+        let value = value.narrow(1, 0, 3) * &side + value.narrow(1, 3, 3) * (side.ones_like() - &side);
         (policy, value)
     }
 
@@ -415,5 +453,37 @@ mod tests {
         net.fold_batch_norms();
         let x = Tensor::zeros([1, net_planes(), 7, 7], (tch::Kind::Float, Device::Cpu));
         let _ = net.forward_t(&x, true);
+    }
+
+    /// Per-side values: each side to move reads its own three rows of the value output
+    /// layer (attackers 0-2, defenders 3-5), in training form and folded alike.
+    #[test]
+    fn per_side_values_read_the_rows_of_the_side_to_move() {
+        tch::manual_seed(6);
+        let cfg = NetConfig::new(1, 8).with_value_per_side(true);
+        let net = TaflNet::new(7, cfg, Device::Cpu);
+        assert_eq!(net.value_out.ws.size(), [6, VALUE_HIDDEN as i64]);
+        // Two positions' planes, random but for the side-to-move plane: attackers, defenders.
+        let x = Tensor::rand([2, net_planes(), 7, 7], (tch::Kind::Float, Device::Cpu));
+        let side = side_plane(cfg.encoding);
+        let _ = x.select(1, side).select(0, 0).fill_(1.0);
+        let _ = x.select(1, side).select(0, 1).fill_(0.0);
+        let value = |net: &TaflNet| tch::no_grad(|| net.forward_t(&x, false).1);
+        let before = value(&net);
+        for (zeroed, kept) in [(3, 0), (0, 1)] {
+            let mut n = net.copy();
+            tch::no_grad(|| {
+                let _ = n.value_out.ws.narrow(0, zeroed, 3).fill_(0.0);
+                let _ = n.value_out.bs.as_mut().unwrap().narrow(0, zeroed, 3).fill_(0.0);
+            });
+            let after = value(&n);
+            // The other side's logits are untouched; this side's are now all zero.
+            assert!(after.get(kept).allclose(&before.get(kept), 1e-6, 1e-6, false), "sample {kept} changed");
+            let other = 1 - kept;
+            assert_eq!(after.get(other).abs().max().double_value(&[]), 0.0, "sample {other} reads rows {zeroed}..");
+            assert!(before.get(other).abs().max().double_value(&[]) > 0.0);
+            n.fold_batch_norms();
+            assert!(value(&n).allclose(&after, 1e-4, 1e-4, false), "folded");
+        }
     }
 }

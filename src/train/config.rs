@@ -754,6 +754,17 @@ mod tests {
         assert!(off.train.ownership_weight == 0.0 && !off.net.ownership);
     }
 
+    /// `[net] value_per_side`: off by default and not written then; on, it survives a save.
+    #[test]
+    fn per_side_values_are_a_net_setting_off_by_default() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert!(!cfg.net.value_per_side && !toml::to_string(&cfg).unwrap().contains("value_per_side"));
+        let text = DEFAULT_CONFIG.replace("[net]\n", "[net]\nvalue_per_side = true\n");
+        let c = RunConfig::from_toml(&text, "side.toml").unwrap();
+        assert!(c.net.value_per_side);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+    }
+
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is
     /// kept through a save; outside [0, 1] is refused by name.
     #[test]

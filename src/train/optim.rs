@@ -2,7 +2,7 @@
 //! because tch cannot save its optimizers' internal state: the momentum buffers are plain
 //! tensors saved beside each checkpoint, so a resumed run continues exactly.
 
-use crate::nn::checkpoint::{read_into, write_tensors};
+use crate::nn::checkpoint::{read_into, write_tensors, HeadChanges};
 use crate::nn::{NnError, TaflNet};
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,12 +60,12 @@ impl Sgd {
         write_tensors(path, self.params.iter().map(|(n, _, b)| (n.clone(), b.shallow_clone())).collect(), None)
     }
 
-    /// Reads momentum buffers saved by [`Sgd::save`], all of them; with `head_changed` (the
-    /// network gained or lost the ownership head since they were saved), the head's may be
-    /// missing (they stay at zero: the head is new) or extra (the head was dropped).
-    pub fn load(&mut self, path: &Path, head_changed: bool) -> Result<(), NnError> {
+    /// Reads momentum buffers saved by [`Sgd::save`], all of them, but for the head `changes`
+    /// since they were saved: a new ownership head's buffers stay at zero, a dropped one's
+    /// are left out, a value layer split per side starts both sides' from the one saved.
+    pub fn load(&mut self, path: &Path, changes: HeadChanges) -> Result<(), NnError> {
         let mut bufs: HashMap<String, Tensor> = self.params.iter().map(|(n, _, b)| (n.clone(), b.shallow_clone())).collect();
-        read_into(path, &mut bufs, head_changed)
+        read_into(path, &mut bufs, changes)
     }
 }
 
@@ -174,7 +174,7 @@ mod tests {
         // A fresh optimizer over copies of the current parameters, buffers loaded.
         let copies = sgd.params.iter().map(|(n, p, _)| (n.clone(), p.detach().copy().set_requires_grad(true))).collect();
         let mut loaded = Sgd::from_params(copies, MOMENTUM, WD);
-        loaded.load(&path, false).unwrap();
+        loaded.load(&path, Default::default()).unwrap();
         for ((n, _, a), (_, _, b)) in sgd.params.iter().zip(&loaded.params) {
             assert!(a.abs().sum(Kind::Float).double_value(&[]) > 0.0, "{n}: a buffer to compare");
             let (a, b) = (values(a), values(b));
@@ -192,7 +192,7 @@ mod tests {
             MOMENTUM,
             WD,
         );
-        assert!(other.load(&path, false).is_err());
+        assert!(other.load(&path, Default::default()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -229,12 +229,18 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
                     ),
                 ));
             }
-            if !meta.net.same_but_ownership(&cfg.net) {
+            if !meta.net.starts(&cfg.net) {
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),
                     format!(
-                        "the model is a {} network of encoding {} but the config's [net] is {} of encoding {}; set [net] to blocks = {}, channels = {}",
-                        meta.net, meta.net.encoding, cfg.net, cfg.net.encoding, meta.net.blocks, meta.net.channels
+                        "the model is a {} network of encoding {} but the config's [net] is {} of encoding {}; set [net] to blocks = {}, channels = {}{}",
+                        meta.net.describe(),
+                        meta.net.encoding,
+                        cfg.net.describe(),
+                        cfg.net.encoding,
+                        meta.net.blocks,
+                        meta.net.channels,
+                        if meta.net.value_per_side { ", value_per_side = true" } else { "" }
                     ),
                 ));
             }

@@ -138,16 +138,19 @@ impl Trainer {
         // The model's architecture, with the ownership head if the config now trains one (a
         // resumed run whose config gained `train.ownership_weight` starts the head fresh).
         let model = rd.model(state.generation);
+        // Per-side values, once on, stay on: a config that turns them on (resumed) splits the
+        // model's value output layer.
         let saved = checkpoint::read_meta(&model)?.net;
-        let head_changed = saved.ownership != cfg.net.ownership;
-        if head_changed {
+        let arch = saved.with_ownership(cfg.net.ownership).with_value_per_side(saved.value_per_side || cfg.net.value_per_side);
+        let changes = checkpoint::HeadChanges::between(&saved, &arch);
+        if changes.ownership {
             tch::manual_seed(cfg.seed as i64 ^ state.generation as i64);
         }
-        let (net, _) = checkpoint::load_as(&model, Some(&variant), saved.with_ownership(cfg.net.ownership), device)?;
+        let (net, _) = checkpoint::load_as(&model, Some(&variant), arch, device)?;
         let mut sgd = optim::Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
         let optim_path = rd.optimizer(state.generation);
         if optim_path.exists() {
-            sgd.load(&optim_path, head_changed)?;
+            sgd.load(&optim_path, changes)?;
         }
         // The window encodes for the network it trains: a version-1 run continues on version 1.
         let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount)
@@ -159,12 +162,11 @@ impl Trainer {
         let newest = state.generation.max(rd.latest_generation().unwrap_or(0));
         fill_window(&rd, &mut window, &mut gate, newest, reporter)?;
         reporter.line(&format!(
-            "{}: {} on {}, {} network{} (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
+            "{}: {} on {}, network {} (input encoding {}), {:?} ({} self-play workers of {} torch threads; {} for training); generation {}, {} positions in the window; budget: {}",
             dir.display(),
             cfg.name,
             variant.name,
-            net.config,
-            if net.config.ownership { " with an ownership head" } else { "" },
+            net.config.describe(),
             net.config.encoding,
             device,
             cfg.selfplay.workers(crate::nn::cores()),

@@ -233,7 +233,7 @@ fn check_run(dir: &Path, last_pid: Option<u32>, before_cleanup: bool, done: bool
         assert_eq!(meta.generation, gen, "{}", path.display());
         if optims.contains(&gen) {
             let mut sgd = Sgd::new(&net, cfg.train.momentum, cfg.train.weight_decay);
-            sgd.load(&dir.join(format!("models/{gen:06}.optim.safetensors")), false).unwrap_or_else(|e| panic!("{e}"));
+            sgd.load(&dir.join(format!("models/{gen:06}.optim.safetensors")), Default::default()).unwrap_or_else(|e| panic!("{e}"));
         }
     }
     let latest = std::fs::read_to_string(dir.join("models/latest")).unwrap();

@@ -628,7 +628,7 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     std::fs::write(&saved, text.replace("[train]\n", "[train]\nownership_weight = 0.5\n")).unwrap();
     let o = run(&["train", "--run-dir", d, "--resume", "--generations", "3", "--quiet"]);
     let out = ok(&o) + &stderr(&o);
-    assert!(out.contains("1x8 network with an ownership head"), "{out}");
+    assert!(out.contains("network 1x8 with an ownership head (input encoding 2)"), "{out}");
     let m = metrics(&run_dir);
     assert_eq!(m[0]["loss"].get("ownership"), None, "generation 1 trained no head");
     for k in [1, 2] {
@@ -649,7 +649,10 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     assert_eq!(metrics(&run_dir)[3]["loss"].get("ownership"), None);
 
     // A new run from generation 1 (no head): its generation 0 is that network plus a head.
-    let with = smoke_config(&dir, "ownership.toml", |t| t.replace("[train]\n", "[train]\nownership_weight = 0.5\n"));
+    // (And with per-side values: the model's value output layer starts both sides'.)
+    let with = smoke_config(&dir, "ownership.toml", |t| {
+        t.replace("[train]\n", "[train]\nownership_weight = 0.5\n").replace("encoding = 2", "encoding = 2\nvalue_per_side = true")
+    });
     let from = run_dir.join("models/000001.safetensors");
     let second = dir.join("second");
     ok(&run(&[
@@ -666,10 +669,14 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     ]));
     let (start, start_meta) = checkpoint::load(&second.join("models/000000.safetensors"), None, tch::Device::Cpu).unwrap();
     let (init, _) = checkpoint::load(&from, None, tch::Device::Cpu).unwrap();
-    assert!(start_meta.net.ownership);
+    assert!(start_meta.net.ownership && start_meta.net.value_per_side);
     let (a, b) = (start.vs.variables(), init.vs.variables());
     assert_eq!(a.len(), b.len() + 2, "the head's weight and bias on top");
-    assert!(b.iter().all(|(k, t)| t.equal(&a[k])), "generation 0 holds the init model's weights");
+    let doubled = |t: &tch::Tensor| tch::Tensor::cat(&[t, t], 0);
+    assert!(
+        b.iter().all(|(k, t)| if k.starts_with("value_out.") { doubled(t).equal(&a[k]) } else { t.equal(&a[k]) }),
+        "generation 0 holds the init model's weights, its value output layer once for each side"
+    );
 
     // The export is the network agents evaluate: no head, and metadata without one.
     let exported = dir.join("export");

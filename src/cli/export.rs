@@ -25,7 +25,7 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> Result<()> {
         "exported {} (generation {}, {} network) to {}: {}",
         e.meta.variant,
         e.meta.generation,
-        e.meta.net,
+        e.meta.net.describe(),
         args.out.display(),
         e.files.iter().map(|f| f.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect::<Vec<_>>().join(", ")
     )?;

@@ -196,7 +196,12 @@ pub fn export(model: &Path, out: &Path) -> Result<Exported, ExportError> {
             "channels": meta.net.channels,
             "parameters": net.parameter_count(),
             "policy_head": "1x1 conv (C) + BN + ReLU, 1x1 conv (4(N-1)) with bias",
-            "value_head": "1x1 conv (4) + BN + ReLU, linear (64) + ReLU, linear (3)",
+            "value_head": if meta.net.value_per_side {
+                "1x1 conv (4) + BN + ReLU, linear (64) + ReLU, linear (6): rows 0-2 are the logits when input plane 6 (attackers_to_move) is 1, rows 3-5 when it is 0"
+            } else {
+                "1x1 conv (4) + BN + ReLU, linear (64) + ReLU, linear (3)"
+            },
+            "value_per_side": meta.net.value_per_side,
             "batch_norm_eps": 1e-5
         },
         "weights_sha256": sha,

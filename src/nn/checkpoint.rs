@@ -348,7 +348,13 @@ fn load_with(path: &Path, variant: Option<&Variant>, config: Option<NetConfig>, 
         Some(c) if !meta.net.starts(&c) => {
             return Err(format_err(
                 path,
-                format!("a {} network of encoding {}, which cannot start {} of encoding {}", meta.net.describe(), meta.net.encoding, c.describe(), c.encoding),
+                format!(
+                    "a network {} (input encoding {}), which cannot start one {} (input encoding {})",
+                    meta.net.describe(),
+                    meta.net.encoding,
+                    c.describe(),
+                    c.encoding
+                ),
             ));
         }
         Some(c) => {
@@ -480,7 +486,7 @@ mod tests {
         let c = again.vs.variables();
         assert!(meta.net.ownership && c.len() == b.len() && a.iter().all(|(k, t)| t.equal(&c[k])));
         let err = load_as(&path2, Some(&v), NetConfig::new(2, 4), Device::Cpu).expect_err("another trunk").to_string();
-        assert!(err.contains("a 1x4 network of encoding 2, which cannot start 2x4") && !err.contains('\n'), "{err}");
+        assert!(err.contains("a network 1x4 (input encoding 2), which cannot start one 2x4") && !err.contains('\n'), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -503,7 +509,7 @@ mod tests {
         let back = dir.join("split.safetensors");
         save(&split, &meta, &back).expect("saved");
         let err = load_as(&back, Some(&v), plain.config, Device::Cpu).expect_err("per side cannot become one").to_string();
-        assert!(err.contains("1x4 with per-side values") && err.contains("cannot start 1x4"), "{err}");
+        assert!(err.contains("a network 1x4 with per-side values (input encoding 2), which cannot start one 1x4 (input"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

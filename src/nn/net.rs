@@ -377,8 +377,9 @@ impl TaflNet {
         }
         // The side to move is a constant plane (1 when the attackers are to move): rows 0-2
         // are the attackers' logits, 3-5 the defenders'.
-        let side = x.select(1, side_plane(self.config.encoding)).select(1, 0).select(1, 0).unsqueeze(1).to_kind(value.kind());
-        let value = value.narrow(1, 0, 3) * &side + value.narrow(1, 3, 3) * (side.ones_like() - &side);
+        let side = x.select(1, side_plane(self.config.encoding)).select(1, 0).select(1, 0).unsqueeze(1);
+        let (attackers, defenders) = (value.narrow(1, 0, 3), value.narrow(1, 3, 3));
+        let value = &defenders + (attackers - &defenders) * side;
         (policy, value)
     }
 

@@ -233,7 +233,7 @@ pub(super) fn create_run(rd: &RunDir, cfg: &RunConfig, variant: &Variant, init: 
                 return Err(TrainError::argument(
                     format!("--init {}", p.display()),
                     format!(
-                        "the model is a {} network of encoding {} but the config's [net] is {} of encoding {}; set [net] to blocks = {}, channels = {}{}",
+                        "the model's network is {} (input encoding {}) but the config's [net] is {} (input encoding {}); set [net] to blocks = {}, channels = {}{}",
                         meta.net.describe(),
                         meta.net.encoding,
                         cfg.net.describe(),

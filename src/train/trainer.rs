@@ -143,6 +143,12 @@ impl Trainer {
         let saved = checkpoint::read_meta(&model)?.net;
         let arch = saved.with_ownership(cfg.net.ownership).with_value_per_side(saved.value_per_side || cfg.net.value_per_side);
         let changes = checkpoint::HeadChanges::between(&saved, &arch);
+        if saved.value_per_side && !cfg.net.value_per_side {
+            reporter.line(&format!(
+                "{}: the network has per-side values, which stay (a network does not go back to one value layer; the config's [net] value_per_side = false is ignored)",
+                model.display()
+            ));
+        }
         if changes.ownership {
             tch::manual_seed(cfg.seed as i64 ^ state.generation as i64);
         }

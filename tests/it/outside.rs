@@ -68,6 +68,41 @@ fn export_writes_the_contract_and_fixtures_that_torchscript_reproduces() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/m.safetensors"));
 }
 
+/// A network with per-side values exports as one: model.json describes its six-row value
+/// layer, and the traced TorchScript reproduces the fixtures for positions of both sides to
+/// move (the two sides' rows made to differ, so a trace that froze one side's choice fails).
+#[test]
+fn a_per_side_value_network_exports_and_traces_both_sides() {
+    use tafl_lab::nn::checkpoint;
+    let d = dir("export-per-side");
+    let plain = tiny_model(&d, "brandubh");
+    let arch = checkpoint::read_meta(&plain).unwrap().net.with_value_per_side(true);
+    let (mut net, meta) = checkpoint::load_as(&plain, None, arch, tch::Device::Cpu).unwrap();
+    tch::no_grad(|| {
+        let mut vars = net.vs.variables();
+        let _ = vars.get_mut("value_out.bias").unwrap().narrow(0, 3, 3).g_add_scalar_(0.75);
+    });
+    net.vs.freeze();
+    let model = d.join("per-side.safetensors");
+    checkpoint::save(&net, &meta, &model).unwrap();
+    let out = d.join("export");
+    let o = bin().args(["export", "--model", model.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("with per-side values"));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    assert_eq!(doc["architecture"]["value_per_side"], true);
+    assert!(doc["architecture"]["value_head"].as_str().unwrap().contains("linear (6)"));
+    let fixtures = tch::Tensor::read_safetensors(out.join("fixtures.safetensors")).unwrap();
+    let get = |name: &str| fixtures.iter().find(|(k, _)| k == name).unwrap().1.shallow_clone();
+    let (x, y) = (get("input"), get("output"));
+    let sides: Vec<f64> = (0..x.size()[0]).map(|i| x.double_value(&[i, 6, 0, 0])).collect();
+    assert!(sides.contains(&1.0) && sides.contains(&0.0), "fixtures of both sides to move: {sides:?}");
+    let module = tch::CModule::load(out.join("model.pt")).unwrap();
+    let got = tch::no_grad(|| module.forward_ts(&[x])).unwrap();
+    let diff = (got - y).abs().max().double_value(&[]);
+    assert!(diff <= 1e-5, "TorchScript differs by {diff}");
+}
+
 #[test]
 fn the_onnx_script_passes_its_checks() {
     let d = dir("onnx");

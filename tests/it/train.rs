@@ -647,6 +647,13 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "4", "--quiet"]));
     assert!(!meta(&run_dir.join("models/000004.safetensors")).ownership);
     assert_eq!(metrics(&run_dir)[3]["loss"].get("ownership"), None);
+    // Per-side values turned on at a resume split the value output layer of the network (and
+    // its momentum): generation 5 has them.
+    let text = std::fs::read_to_string(&saved).unwrap();
+    std::fs::write(&saved, text.replace("[net]\n", "[net]\nvalue_per_side = true\n")).unwrap();
+    ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "5", "--quiet"]));
+    assert!(meta(&run_dir.join("models/000005.safetensors")).value_per_side);
+    assert!(!meta(&run_dir.join("models/000004.safetensors")).value_per_side);
 
     // A new run from generation 1 (no head): its generation 0 is that network plus a head.
     // (And with per-side values: the model's value output layer starts both sides'.)

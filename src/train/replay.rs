@@ -187,12 +187,14 @@ impl ReplayWindow {
         let g = self.variant.geometry;
         let mut planes = vec![0f32; self.encoder.len()];
         let n = game.plies.len();
-        let end = self.ownership.then(|| {
+        // The game's two ownership targets (one for each side to move), made once.
+        let targets = self.ownership.then(|| {
             let mut end = Position::start(self.variant.clone());
             for p in &game.plies {
                 end.make(p.mv);
             }
-            end
+            let of = |side| ownership_target(&end, side).unwrap_or_default();
+            (of(crate::rules::Side::Attackers), of(crate::rules::Side::Defenders))
         });
         for (i, (pos, ply)) in replay(&self.variant, &game.plies).enumerate() {
             self.encoder.encode(&pos, &mut planes);
@@ -200,7 +202,11 @@ impl ReplayWindow {
                 planes: planes.iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect(),
                 policy: ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect(),
                 wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), ply, self.search_share),
-                ownership: end.as_ref().and_then(|e| ownership_target(e, pos.to_move())).unwrap_or_default(),
+                ownership: match (&targets, pos.to_move()) {
+                    (None, _) => Vec::new(),
+                    (Some((attackers, _)), crate::rules::Side::Attackers) => attackers.clone(),
+                    (Some((_, defenders)), crate::rules::Side::Defenders) => defenders.clone(),
+                },
             };
             self.samples.push_back(sample);
         }

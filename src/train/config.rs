@@ -251,6 +251,13 @@ pub struct TrainSection {
     pub min_positions: usize,
     pub batch_size: usize,
     pub steps_per_generation: usize,
+    /// The most passes over the replay window one generation's steps may make (0 = no cap):
+    /// a generation takes at most `max_window_passes` × the window's positions samples from
+    /// the window. It keeps a window that is still small (the first generations of a run
+    /// from an `--init` model, a resume whose shards are gone) from being trained on for
+    /// many epochs; a full window of the usual sizes is not capped.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub max_window_passes: f64,
     pub learning_rate: f64,
     /// Multiply the learning rate by `lr_decay` at each of these generations.
     #[serde(default)]
@@ -496,6 +503,9 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return Err(format!("train.search_value_share = {}: must be in [0, 1] (0 = game results only)", t.search_value_share));
+        }
+        if !(t.max_window_passes >= 0.0 && t.max_window_passes <= 100.0) {
+            return Err(format!("train.max_window_passes = {}: must be in [0, 100] (0 = no cap)", t.max_window_passes));
         }
         if !(t.ownership_weight >= 0.0 && t.ownership_weight <= 100.0) {
             return Err(format!("train.ownership_weight = {}: must be in [0, 100] (0 = no ownership head)", t.ownership_weight));
@@ -752,6 +762,20 @@ mod tests {
         assert!(saved.contains("ownership = true"), "{saved}");
         let off = RunConfig::from_saved_toml(&saved.replace("ownership_weight = 0.5\n", ""), "config.toml").unwrap();
         assert!(off.train.ownership_weight == 0.0 && !off.net.ownership);
+    }
+
+    /// `max_window_passes`: off by default and not written then; a cap survives a save; a
+    /// negative one is refused by name.
+    #[test]
+    fn the_window_pass_cap_is_off_by_default_and_checked() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert!(cfg.train.max_window_passes == 0.0 && !toml::to_string(&cfg).unwrap().contains("max_window_passes"));
+        let with = |line: &str| DEFAULT_CONFIG.replace("[train]\n", &format!("[train]\n{line}\n"));
+        let c = RunConfig::from_toml(&with("max_window_passes = 0.5"), "cap.toml").unwrap();
+        assert_eq!(c.train.max_window_passes, 0.5);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let e = RunConfig::from_toml(&with("max_window_passes = -1"), "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("train.max_window_passes = -1: must be in [0, 100]"), "{e}");
     }
 
     /// `[net] value_per_side`: off by default and not written then; on, it survives a save.

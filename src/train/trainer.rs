@@ -330,9 +330,10 @@ impl Trainer {
         let (mut lt, mut lp, mut lv, mut steps) = (0.0, 0.0, 0.0, 0usize);
         let mut lo: Option<f64> = None;
         if self.window.len() >= cfg.train.min_positions.max(1) {
-            reporter.start(&format!("gen {generation} training"), cfg.train.steps_per_generation as u64);
             let from_human = self.human.as_ref().map_or(0, |_| human_part(cfg.train.batch_size, cfg.train.human_share));
-            for _ in 0..cfg.train.steps_per_generation {
+            let planned = capped_steps(cfg.train.steps_per_generation, cfg.train.max_window_passes, self.window.len(), cfg.train.batch_size - from_human);
+            reporter.start(&format!("gen {generation} training"), planned as u64);
+            for _ in 0..planned {
                 let mut batch = self.window.batch(cfg.train.batch_size - from_human, &mut rng, self.device);
                 if let Some(human) = self.human.as_ref().filter(|_| from_human > 0) {
                     batch = batch.cat(&human.batch(from_human, &mut rng, self.device));
@@ -443,6 +444,17 @@ fn human_window(cfg: &RunConfig, loaded: &LoadedGames, variant: &Arc<Variant>, n
     w
 }
 
+/// A generation's SGD steps: `steps`, or fewer where `passes` (above 0) caps the samples
+/// drawn from a window of `window` positions at `passes` × `window`, `per_step` samples a step
+/// (at least one step).
+fn capped_steps(steps: usize, passes: f64, window: usize, per_step: usize) -> usize {
+    if passes <= 0.0 || per_step == 0 {
+        return steps;
+    }
+    let cap = (passes * window as f64 / per_step as f64).ceil() as usize;
+    steps.min(cap.max(1))
+}
+
 /// Samples of a batch of `batch` drawn from the human games at `share`: at least one and
 /// at most all but one, so that both sources train at any share in (0, 1).
 fn human_part(batch: usize, share: f64) -> usize {
@@ -532,6 +544,18 @@ mod tests {
         fn line(&self, text: &str) {
             self.0.lock().expect("not poisoned").push(text.to_string());
         }
+    }
+
+    /// `max_window_passes` caps a small window's steps (Copenhagen run 5's first generation:
+    /// 100 steps of 256 on 3,871 positions, 6.6 passes) and leaves a full window's alone.
+    #[test]
+    fn window_passes_cap_the_steps_of_a_small_window_only() {
+        assert_eq!(capped_steps(100, 0.0, 3_871, 256), 100, "0 is no cap");
+        assert_eq!(capped_steps(100, 0.5, 3_871, 256), 8, "ceil(0.5 * 3871 / 256)");
+        assert_eq!(capped_steps(100, 0.5, 52_435, 256), 100, "run 5's full window");
+        assert_eq!(capped_steps(80, 0.5, 60_000, 256), 80, "brandubh's full window");
+        assert_eq!(capped_steps(100, 0.5, 100, 256), 1, "at least one step");
+        assert_eq!(capped_steps(100, 0.5, 3_871, 128), 16, "only the window's part of a batch counts");
     }
 
     /// The self-play side rates (and so the attackers' steering) count only the games the

@@ -697,3 +697,25 @@ fn an_ownership_loss_adds_the_head_to_a_run_and_export_leaves_it_out() {
     let bad = smoke_config(&dir, "bad.toml", |t| t.replace("encoding = 2", "encoding = 2\nownership = true"));
     fails_with(&run(&["train", "--config", bad.to_str().unwrap(), "--run-dir", dir.join("bad").to_str().unwrap()]), "net.ownership = true");
 }
+
+/// `train.max_window_passes`: each generation's steps are `steps_per_generation` (3 here) or,
+/// while the window is small, the cap's `ceil(passes × window / batch)`; the metrics record
+/// the steps taken.
+#[test]
+fn a_window_pass_cap_trains_a_small_window_less() {
+    let dir = fresh_dir("passes");
+    let cfg = smoke_config(&dir, "passes.toml", |t| t.replace("[train]\n", "[train]\nmax_window_passes = 0.1\n"));
+    let run_dir = dir.join("run");
+    ok(&run(&["train", "--config", cfg.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap(), "--generations", "3", "--quiet"]));
+    let m = metrics(&run_dir);
+    assert_eq!(m.len(), 3);
+    let mut capped = 0;
+    for line in &m {
+        let window = line["window_positions"].as_u64().expect("window size") as f64;
+        let steps = line["train_steps"].as_u64().expect("steps");
+        let expected = 3.min((0.1 * window / 32.0).ceil().max(1.0) as u64);
+        assert_eq!(steps, expected, "window {window}: {line}");
+        capped += usize::from(steps < 3);
+    }
+    assert!(capped > 0, "the smoke run's window is small enough to be capped: {m:?}");
+}

@@ -331,10 +331,11 @@ impl Trainer {
         let mut lo: Option<f64> = None;
         if self.window.len() >= cfg.train.min_positions.max(1) {
             let from_human = self.human.as_ref().map_or(0, |_| human_part(cfg.train.batch_size, cfg.train.human_share));
-            let planned = capped_steps(cfg.train.steps_per_generation, cfg.train.max_window_passes, self.window.len(), cfg.train.batch_size - from_human);
+            let from_window = cfg.train.batch_size - from_human;
+            let planned = capped_steps(cfg.train.steps_per_generation, cfg.train.max_window_passes, self.window.len(), from_window);
             reporter.start(&format!("gen {generation} training"), planned as u64);
             for _ in 0..planned {
-                let mut batch = self.window.batch(cfg.train.batch_size - from_human, &mut rng, self.device);
+                let mut batch = self.window.batch(from_window, &mut rng, self.device);
                 if let Some(human) = self.human.as_ref().filter(|_| from_human > 0) {
                     batch = batch.cat(&human.batch(from_human, &mut rng, self.device));
                 }

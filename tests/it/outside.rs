@@ -288,3 +288,39 @@ fn play_in_a_terminal_driven_by_a_script() {
     assert!(child.wait().unwrap().success());
     assert!(transcript.contains("game over: "), "{transcript}");
 }
+
+/// scripts/compare-weights.py names what moved: a copy of a model with one tensor doubled
+/// shows that tensor first at a relative change of 1 and every other at 0; a missing file is a
+/// one-line error.
+#[test]
+fn the_weight_comparison_script_names_the_tensor_that_moved() {
+    let d = dir("compare-weights");
+    let model = tiny_model(&d, "brandubh");
+    let tensors = tch::Tensor::read_safetensors(&model).unwrap();
+    assert!(tensors.iter().any(|(k, _)| k == "value_out.bias"), "the model has a value output bias");
+    let moved: Vec<(String, tch::Tensor)> = tensors.iter().map(|(k, t)| (k.clone(), if k == "value_out.bias" { t * 2.0 } else { t.shallow_clone() })).collect();
+    let other = d.join("moved.safetensors");
+    tch::Tensor::write_safetensors(&moved, &other).unwrap();
+    let o = Command::new("python")
+        .args(["scripts/compare-weights.py", model.to_str().unwrap(), other.to_str().unwrap(), "--all"])
+        .output()
+        .expect("the project's python runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "stdout: {text}\nstderr: {}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<(&str, f64)> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next().unwrap(), f.next().unwrap().parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows[0], ("value_out.bias", 1.0), "{text}");
+    assert!(rows.len() > 10 && rows[1..].iter().all(|&(_, r)| r == 0.0), "{text}");
+    assert!(text.contains("stem_bn") && text.contains("batch-norm running statistics"), "{text}");
+    let o =
+        Command::new("python").args(["scripts/compare-weights.py", model.to_str().unwrap(), d.join("none.safetensors").to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.trim().lines().count() == 1 && err.contains("none.safetensors"), "{err}");
+}

@@ -10,47 +10,36 @@ deviation and the ratio of the variances. Why: a match says that a checkpoint go
 which part of the network moved; Copenhagen run 6's first 25 SGD steps moved the value head's
 batch-norm shift by 77% and the policy head by under 1% (docs/results/attack-copenhagen-selfplay.md).
 
-Reads the safetensors layout directly (8-byte header length, JSON header, raw little-endian
-data), so it needs only numpy: the LibTorch venv that scripts/env.sh makes has it.
+Reads the files with scripts/safetensors_read.py, so it needs only numpy: the LibTorch venv
+that scripts/env.sh makes has it.
 """
-import json
 import signal
-import struct
 import sys
 
 import numpy as np
+
+from safetensors_read import read_raw  # scripts/, beside this file
 
 DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16}
 
 
 def load(path):
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        tensors = read_raw(path)
     except OSError as e:
         sys.exit(f"{path}: {e.strerror}")
-    if len(data) < 8:
-        sys.exit(f"{path}: not a safetensors file (too short)")
-    (n,) = struct.unpack("<Q", data[:8])
-    try:
-        header = json.loads(data[8 : 8 + n])
     except ValueError as e:
-        sys.exit(f"{path}: not a safetensors file ({e})")
-    body = data[8 + n :]
+        sys.exit(f"{path}: {e}")
     out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        raw = body[start:end]
-        if info["dtype"] == "BF16":
+    for name, (dtype, shape, raw) in tensors.items():
+        if dtype == "BF16":
             # bfloat16 is the top half of a float32.
             a = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-        elif info["dtype"] in DTYPES:
-            a = np.frombuffer(raw, dtype=DTYPES[info["dtype"]]).astype(np.float64)
+        elif dtype in DTYPES:
+            a = np.frombuffer(raw, dtype=DTYPES[dtype])
         else:
             continue  # integer counters (num_batches_tracked)
-        out[name] = a.astype(np.float64).reshape(info["shape"])
+        out[name] = a.astype(np.float64).reshape(shape)
     return out
 
 

@@ -18,9 +18,10 @@ import argparse
 import importlib
 import json
 import os
-import struct
 import sys
 import warnings
+
+from safetensors_read import read_raw  # scripts/, beside this file
 
 TOLERANCE = 1e-4
 
@@ -33,20 +34,12 @@ def require(module):
 
 
 def read_safetensors(path, torch):
-    """A minimal safetensors reader (F32 only): name -> tensor."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    body = data[8 + n :]
+    """F32 tensors only: name -> tensor."""
     out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            raise SystemExit(f"{path}: tensor {name} is {info['dtype']}, expected F32")
-        lo, hi = info["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(body[lo:hi]), dtype=torch.float32).reshape(info["shape"])
+    for name, (dtype, shape, raw) in read_raw(path).items():
+        if dtype != "F32":
+            raise SystemExit(f"{path}: tensor {name} is {dtype}, expected F32")
+        out[name] = torch.frombuffer(bytearray(raw), dtype=torch.float32).reshape(shape)
     return out
 
 

@@ -533,10 +533,11 @@ impl Agent {
                         let (net, meta) = checkpoint::load(&file, Some(trained_for), device)?;
                         let precision = spec.precision().resolved_name(device);
                         let about = format!(
-                            "network {} ({} blocks x {} channels, input encoding {}, {precision} on {device:?}, trained for {}); search: {search}",
+                            "network {} ({} blocks x {} channels{}, input encoding {}, {precision} on {device:?}, trained for {}); search: {search}",
                             file.display(),
                             meta.net.blocks,
                             meta.net.channels,
+                            if meta.net.value_per_side { " with per-side values" } else { "" },
                             meta.net.encoding.version(),
                             trained_for.name
                         );

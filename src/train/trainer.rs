@@ -35,7 +35,9 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
 
 /// A new run from an `--init` model keeps the model's encoding (whatever the config's `[net]`
 /// says or leaves to the default), and says so when that differs: a model is always fed the
-/// planes it was trained on. Its size must match the config's (`create_run` checks).
+/// planes it was trained on. Its size must match the config's (`create_run` checks). A model
+/// with per-side values keeps them too (a network does not go back to one value layer, as on
+/// `--resume`): `train --init models/brandubh` starts from the shipped network whatever its heads.
 ///
 /// A model of another variant on the same board starts the run as well (the nearest trained
 /// network, issue 39: the input planes show each variant's special squares, so the weights
@@ -59,6 +61,10 @@ fn keep_init_encoding(cfg: &mut RunConfig, variant: &Variant, init: &Path, repor
             cfg.net.encoding
         ));
         cfg.net.encoding = meta.net.encoding;
+    }
+    if meta.net.value_per_side && !cfg.net.value_per_side {
+        reporter.line(&format!("--init {}: a network with per-side values; the run keeps them (the config's [net] gives one value layer)", init.display()));
+        cfg.net.value_per_side = true;
     }
     Ok(())
 }
@@ -600,9 +606,14 @@ mod tests {
         let lines = Lines(Mutex::new(Vec::new()));
         keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
         assert_eq!(cfg.net.encoding, Encoding::V1);
+        // The shipped network (since 2026-12-06) has per-side values: kept, and said.
+        assert!(cfg.net.value_per_side);
         keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("again");
         let said = lines.0.lock().expect("not poisoned").clone();
-        assert!(said.len() == 1 && said[0].contains("input encoding 1; the run keeps it"), "{said:?}");
+        assert!(
+            said.len() == 2 && said[0].contains("input encoding 1; the run keeps it") && said[1].contains("per-side values; the run keeps them"),
+            "{said:?}"
+        );
         let dir = std::env::temp_dir().join(format!("tafl-lab-init-encoding-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let rd = RunDir::new(&dir);

@@ -324,8 +324,12 @@ fn play_and_engine_print_the_network_and_the_search() {
     let spec = "az:model=models/brandubh,sims=4,probe=2,guard=3";
     let out = common::cli::ok(&run_stdin(&["play", "--agent", spec, "--side", "attackers"], "quit\n"));
     let about = out.lines().find(|l| l.starts_with("The AI: ")).unwrap_or_else(|| panic!("no description of the AI:\n{out}"));
+    // The folder's default is the file its `latest` names (the shipping gate's choice): since
+    // 2026-12-06 a network with one value layer per side to move.
+    let shipped = std::fs::read_to_string("models/brandubh/latest").map_or_else(|_| "model.safetensors".to_string(), |l| l.trim().to_string());
+    let network = format!("network models/brandubh/{shipped} (4 blocks x 32 channels with per-side values, input encoding 1");
     for part in [
-        "network models/brandubh/model.safetensors (4 blocks x 32 channels, input encoding 1",
+        network.as_str(),
         "trained for brandubh",
         "search: PUCT (cpuct 1.5), 4 simulations a move (sims=)",
         "escape and fork probes (probe=2)",

@@ -32,7 +32,8 @@ fn out_of_range_numbers_are_one_line_errors() {
     }
 }
 
-/// `az:model=models/brandubh` (the shipped directory form) loads its `model.safetensors`.
+/// `az:model=models/brandubh` (the shipped directory form) loads the network its `latest` names
+/// (or its `model.safetensors`).
 #[test]
 fn a_shipped_model_directory_works_wherever_a_model_is_named() {
     let text = ok(&run(&["analyze", "--variant", "brandubh", "--agent", &format!("az:model={SHIPPED},sims=8"), "--device", "cpu", "--json"]));

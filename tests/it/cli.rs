@@ -326,7 +326,8 @@ fn play_and_engine_print_the_network_and_the_search() {
     let about = out.lines().find(|l| l.starts_with("The AI: ")).unwrap_or_else(|| panic!("no description of the AI:\n{out}"));
     // The folder's default is the file its `latest` names (the shipping gate's choice): since
     // 2026-12-06 a network with one value layer per side to move.
-    let shipped = std::fs::read_to_string("models/brandubh/latest").map_or_else(|_| "model.safetensors".to_string(), |l| l.trim().to_string());
+    let shipped = std::fs::read_to_string("models/brandubh/latest").expect("models/brandubh/latest names the default");
+    let shipped = shipped.trim();
     let network = format!("network models/brandubh/{shipped} (4 blocks x 32 channels with per-side values, input encoding 1");
     for part in [
         network.as_str(),

@@ -537,7 +537,7 @@ impl Agent {
                             file.display(),
                             meta.net.blocks,
                             meta.net.channels,
-                            if meta.net.value_per_side { " with per-side values" } else { "" },
+                            meta.net.heads(),
                             meta.net.encoding.version(),
                             trained_for.name
                         );

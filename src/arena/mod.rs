@@ -327,26 +327,7 @@ pub fn distinct(games: &[GameResult]) -> Vec<&GameResult> {
 /// than ending the game.
 pub fn random_opening(variant: &Arc<Variant>, plies: u32, seed: u64) -> Vec<Move> {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut pos = Position::start(variant.clone());
-    let mut out = Vec::new();
-    for _ in 0..plies {
-        let moves: Vec<Move> = pos
-            .legal_moves()
-            .into_iter()
-            .filter(|&m| {
-                let mut q = pos.clone();
-                q.make(m);
-                q.outcome().is_none()
-            })
-            .collect();
-        if moves.is_empty() {
-            break;
-        }
-        let m = moves[rng.gen_range(0..moves.len())];
-        pos.make(m);
-        out.push(m);
-    }
-    out
+    crate::play::random_opening(&Position::start(variant.clone()), plies, &mut |n| rng.gen_range(0..n))
 }
 
 /// Plays one game from `opening`; `a` plays `a_side`. The agents are reset with seeds

@@ -87,12 +87,28 @@ impl NetConfig {
     /// The size and the heads beyond the plain ones, for messages: "6x64", "6x64 with per-side
     /// values and an ownership head".
     pub fn describe(&self) -> String {
+        format!("{self}{}", self.heads())
+    }
+
+    /// The heads beyond the plain ones as a suffix for messages: "", " with per-side values",
+    /// " with per-side values and an ownership head" (what [`NetConfig::describe`] appends to
+    /// the size, and `play`/`engine` to theirs).
+    pub fn heads(&self) -> String {
         let extras: Vec<&str> =
             [(self.value_per_side, "per-side values"), (self.ownership, "an ownership head")].into_iter().filter_map(|(on, what)| on.then_some(what)).collect();
         match extras.len() {
-            0 => self.to_string(),
-            _ => format!("{self} with {}", extras.join(" and ")),
+            0 => String::new(),
+            _ => format!(" with {}", extras.join(" and ")),
         }
+    }
+
+    /// The architecture a run trains when it continues a `saved` network with this config:
+    /// the config's ownership head, and per-side values if either has them. A network does
+    /// not go back to one value layer (that would throw away a trained layer), so a saved
+    /// per-side network keeps them whatever the config says; `train --init` and `--resume`
+    /// both follow this rule and say when it overrides the config.
+    pub fn continuing(&self, saved: &NetConfig) -> NetConfig {
+        saved.with_ownership(self.ownership).with_value_per_side(saved.value_per_side || self.value_per_side)
     }
 
     /// A small default that trains on a CPU: 4x32 on 7x7 boards, 6x48 on 9x9, 6x64 above, on
@@ -399,6 +415,22 @@ impl TaflNet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run continuing a saved network takes the config's ownership head, and per-side
+    /// values when either side of the pair has them: never back to one value layer.
+    #[test]
+    fn continuing_never_drops_per_side_values() {
+        let plain = NetConfig::new(6, 64);
+        let per_side = plain.with_value_per_side(true);
+        assert!(plain.continuing(&per_side).value_per_side, "a per-side network keeps its layers under a plain config");
+        assert!(per_side.continuing(&plain).value_per_side, "a per-side config splits a plain network's layer");
+        assert!(!plain.continuing(&plain).value_per_side);
+        assert!(plain.with_ownership(true).continuing(&per_side).ownership, "the config decides the ownership head");
+        assert!(!plain.continuing(&per_side.with_ownership(true)).ownership);
+        assert_eq!(per_side.with_ownership(true).heads(), " with per-side values and an ownership head");
+        assert_eq!(plain.heads(), "");
+        assert_eq!(per_side.describe(), "6x64 with per-side values");
+    }
 
     /// A network whose batch norms hold statistics and affine parameters far from the
     /// initial ones, as a trained network's do.

@@ -85,6 +85,15 @@ pub struct SelfPlayConfig {
     /// two networks, not the sides.
     #[serde(skip_serializing_if = "is_zero")]
     pub past_share: f32,
+    /// Plies (0 = none) at the start of every game played uniformly at random among the moves
+    /// that do not end it, as the matches that measure a network open (`match
+    /// --opening-plies`, 2 by default): without them self-play starts only from the lines the
+    /// network likes, and a match's random first moves take it where it never trained (the
+    /// brandubh default, as attackers against OpenTafl's AI, lost the same opening on three
+    /// seeds). These plies are no policy targets (`full` false, no policy) and keep the
+    /// game's result as their value target, as a past network's do.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub opening_plies: u32,
     /// The full search (its policy is a training target). Last: TOML writes tables after
     /// plain values.
     pub search: SearchConfig,
@@ -104,6 +113,7 @@ impl Default for SelfPlayConfig {
             temperature_plies: 8,
             soft_resign_value: 0.0,
             past_share: 0.0,
+            opening_plies: 0,
             search: SearchConfig::gumbel(),
         }
     }
@@ -113,6 +123,11 @@ impl Default for SelfPlayConfig {
 /// `[train]` uses it too).
 pub(crate) fn is_zero(x: &f32) -> bool {
     *x == 0.0
+}
+
+/// [`is_zero`] for counts.
+pub(crate) fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 
 /// One ply of a self-play game.
@@ -417,7 +432,8 @@ impl Games<'_> {
 
 /// A new game. With a past network at hand, `cfg.past_share` of the games give it a side
 /// (drawn after the search seed; with a past network every game draws, so its fast or full
-/// choices differ from those of a call without one).
+/// choices differ from those of a call without one). Then the random opening
+/// ([`SelfPlayConfig::opening_plies`]), played in both searches.
 fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64, with_past: bool) -> Slot {
     let mut rng = SmallRng::seed_from_u64(seed);
     let search = Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen());
@@ -426,6 +442,17 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
         (side, Search::new(Position::start(variant.clone()), cfg.search.clone(), rng.gen()))
     });
     let mut slot = Slot { search, past, plies: Vec::new(), full: true, decided: false, number, rng };
+    // The random opening, drawn last so that a config without one plays as before.
+    if cfg.opening_plies > 0 {
+        let rng = &mut slot.rng;
+        for mv in crate::play::random_opening(slot.search.position(), cfg.opening_plies, &mut |n| rng.gen_range(0..n)) {
+            slot.plies.push(PlyRecord { mv, policy: Vec::new(), full: false, value: 0.0 });
+            slot.search.advance(mv).expect("opening moves are legal");
+            if let Some((_, past)) = &mut slot.past {
+                past.advance(mv).expect("opening moves are legal");
+            }
+        }
+    }
     configure(&mut slot, cfg);
     slot
 }
@@ -535,6 +562,42 @@ mod tests {
         assert_eq!([sims(&cfg, false, true), sims(&cfg, true, true), sims(&cfg, false, false), sims(&cfg, true, false)], [64, 16, 16, 4]);
         cfg.attacker_fast_sims = None;
         assert_eq!(sims(&cfg, true, true), 4, "none: the same fast search as the defenders'");
+    }
+
+    /// A random opening: each game's first plies are uniform random moves (no policy target,
+    /// not a full search), replayable from the start, and the games open differently; the
+    /// searched plies after them are as without one (full searches here).
+    #[test]
+    fn random_opening_plies_give_no_targets_and_vary() {
+        use crate::search::evaluator::RolloutEvaluator;
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, opening_plies: 3, ..SelfPlayConfig::default() };
+        cfg.search.sims = 8;
+        let mut games = Vec::new();
+        let mut n = 0;
+        play(
+            &v,
+            &cfg,
+            &mut RolloutEvaluator::new(3),
+            5,
+            &mut |_| {
+                n += 1;
+                n <= 8
+            },
+            &mut |g| games.push(g),
+            &mut |_| true,
+        );
+        assert_eq!(games.len(), 8);
+        let mut openings = std::collections::HashSet::new();
+        for g in &games {
+            assert!(g.plies.len() > 3);
+            assert!(g.plies[..3].iter().all(|p| !p.full && p.policy.is_empty()), "opening plies are no targets");
+            assert!(g.plies[3..].iter().all(|p| p.full && !p.policy.is_empty()), "searched plies are");
+            let positions: Vec<Position> = replay(&v, &g.plies).map(|(pos, _)| pos).collect();
+            assert_eq!(positions.len(), g.plies.len(), "the game replays from the start");
+            openings.insert(g.plies[..3].iter().map(|p| p.mv).collect::<Vec<_>>());
+        }
+        assert!(openings.len() >= 6, "{} distinct openings in 8 games", openings.len());
     }
 
     /// Soft resignation: every ply after the first full search whose root value reached the

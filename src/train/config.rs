@@ -140,6 +140,8 @@ struct SelfPlayToml {
     soft_resign_value: f32,
     #[serde(default)]
     past_share: f32,
+    #[serde(default)]
+    opening_plies: u32,
     #[serde(default = "one_usize")]
     threads: usize,
     #[serde(default = "sixteen")]
@@ -218,11 +220,16 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 temperature_plies: t.temperature_plies,
                 soft_resign_value: t.soft_resign_value,
                 past_share: t.past_share,
+                opening_plies: t.opening_plies,
                 search,
             },
         })
     }
 }
+
+/// The most random plies a self-play game may open with: enough to leave any line a network
+/// would choose, few enough that the games stay games of the network.
+const MAX_OPENING_PLIES: u32 = 16;
 
 // What `[selfplay]` leaves out: the self-play defaults, or (for what only a run has) here.
 fn default_fast_sims() -> u32 {
@@ -477,6 +484,9 @@ impl RunConfig {
         }
         if !(0.0..1.0).contains(&s.past_share) {
             return Err(format!("selfplay.past_share = {}: must be in [0, 1) (0 = no games against past networks)", s.past_share));
+        }
+        if s.opening_plies > MAX_OPENING_PLIES {
+            return Err(format!("selfplay.opening_plies = {}: at most {MAX_OPENING_PLIES} (random plies give no policy targets)", s.opening_plies));
         }
         if s.past_share > 0.0 && !self.selfplay.in_process {
             return Err("selfplay.past_share needs selfplay.in_process = true: `tafl-lab selfplay` workers do not load past networks".into());
@@ -737,6 +747,21 @@ mod tests {
         assert!(text.contains("in_process = false"), "the default config names in_process");
         let e = RunConfig::from_toml(&text, "workers.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.past_share needs selfplay.in_process = true"), "{e}");
+    }
+
+    /// `opening_plies`: none by default and not written back then; a count survives a save;
+    /// too many are refused by name.
+    #[test]
+    fn random_openings_are_off_by_default_and_bounded() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.selfplay.play.opening_plies, 0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("opening_plies"));
+        let with = |line: &str| DEFAULT_CONFIG.replace("[selfplay]\n", &format!("[selfplay]\n{line}\n"));
+        let c = RunConfig::from_toml(&with("opening_plies = 2"), "open.toml").unwrap();
+        assert_eq!(c.selfplay.play.opening_plies, 2);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        let e = RunConfig::from_toml(&with("opening_plies = 17"), "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("selfplay.opening_plies = 17: at most 16"), "{e}");
     }
 
     /// `ownership_weight`: off by default (no head, nothing written); a weight gives the

@@ -36,13 +36,13 @@ pub fn train(cfg: Option<RunConfig>, dir: &Path, resume: bool, overrides: &Overr
 /// A new run from an `--init` model keeps the model's encoding (whatever the config's `[net]`
 /// says or leaves to the default), and says so when that differs: a model is always fed the
 /// planes it was trained on. Its size must match the config's (`create_run` checks). A model
-/// with per-side values keeps them too (a network does not go back to one value layer, as on
-/// `--resume`): `train --init models/brandubh` starts from the shipped network whatever its heads.
+/// with per-side values keeps them too ([`NetConfig::continuing`](crate::nn::NetConfig::continuing), the rule `--resume` follows):
+/// `train --init models/brandubh` starts from the shipped network whatever its heads.
 ///
 /// A model of another variant on the same board starts the run as well (the nearest trained
 /// network, issue 39: the input planes show each variant's special squares, so the weights
 /// carry over); that is said too.
-fn keep_init_encoding(cfg: &mut RunConfig, variant: &Variant, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
+fn keep_init_architecture(cfg: &mut RunConfig, variant: &Variant, init: &Path, reporter: &dyn Reporter) -> Result<(), TrainError> {
     let meta = checkpoint::resolve(init).and_then(|p| checkpoint::read_meta(&p)).map_err(|e| TrainError::argument("--init", e.to_string()))?;
     if meta.variant != variant.name && meta.board_size == variant.geometry.size() {
         reporter.line(&format!(
@@ -62,9 +62,10 @@ fn keep_init_encoding(cfg: &mut RunConfig, variant: &Variant, init: &Path, repor
         ));
         cfg.net.encoding = meta.net.encoding;
     }
-    if meta.net.value_per_side && !cfg.net.value_per_side {
+    let kept = cfg.net.continuing(&meta.net);
+    if kept.value_per_side != cfg.net.value_per_side {
         reporter.line(&format!("--init {}: a network with per-side values; the run keeps them (the config's [net] gives one value layer)", init.display()));
-        cfg.net.value_per_side = true;
+        cfg.net.value_per_side = kept.value_per_side;
     }
     Ok(())
 }
@@ -125,7 +126,7 @@ impl Trainer {
             Some(s) => s,
             None => {
                 if let Some(init) = overrides.init.as_deref() {
-                    keep_init_encoding(&mut cfg, &variant, init, reporter)?;
+                    keep_init_architecture(&mut cfg, &variant, init, reporter)?;
                 }
                 create_run(&rd, &cfg, &variant, overrides.init.as_deref())?
             }
@@ -144,12 +145,12 @@ impl Trainer {
         // The model's architecture, with the ownership head if the config now trains one (a
         // resumed run whose config gained `train.ownership_weight` starts the head fresh).
         let model = rd.model(state.generation);
-        // Per-side values, once on, stay on: a config that turns them on (resumed) splits the
-        // model's value output layer.
+        // Per-side values, once on, stay on (`NetConfig::continuing`): a config that turns them
+        // on (resumed) splits the model's value output layer.
         let saved = checkpoint::read_meta(&model)?.net;
-        let arch = saved.with_ownership(cfg.net.ownership).with_value_per_side(saved.value_per_side || cfg.net.value_per_side);
+        let arch = cfg.net.continuing(&saved);
         let changes = checkpoint::HeadChanges::between(&saved, &arch);
-        if saved.value_per_side && !cfg.net.value_per_side {
+        if arch.value_per_side != cfg.net.value_per_side {
             reporter.line(&format!(
                 "{}: the network has per-side values, which stay (a network does not go back to one value layer; the config's [net] value_per_side = false is ignored)",
                 model.display()
@@ -604,11 +605,11 @@ mod tests {
         assert_eq!(cfg.net.encoding, Encoding::V2);
         let variant = Variant::from_spec(&cfg.variant).expect("variant");
         let lines = Lines(Mutex::new(Vec::new()));
-        keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
+        keep_init_architecture(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
         assert_eq!(cfg.net.encoding, Encoding::V1);
         // The shipped network (since 2026-12-06) has per-side values: kept, and said.
         assert!(cfg.net.value_per_side);
-        keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("again");
+        keep_init_architecture(&mut cfg, &variant, shipped, &lines).expect("again");
         let said = lines.0.lock().expect("not poisoned").clone();
         assert!(
             said.len() == 2 && said[0].contains("input encoding 1; the run keeps it") && said[1].contains("per-side values; the run keeps them"),
@@ -620,7 +621,7 @@ mod tests {
         create_run(&rd, &cfg, &variant, Some(shipped)).expect("a run from the shipped model");
         assert_eq!(rd.load_config().expect("saved config").net.encoding, Encoding::V1);
         assert_eq!(checkpoint::read_meta(&rd.model(0)).expect("generation 0").net.encoding, Encoding::V1);
-        let missing = keep_init_encoding(&mut cfg, &variant, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
+        let missing = keep_init_architecture(&mut cfg, &variant, &dir.join("nope.safetensors"), &lines).expect_err("no such model").to_string();
         assert!(missing.contains("--init"), "{missing}");
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -640,7 +641,7 @@ mod tests {
             cfg.net = shipped_meta.net;
             let variant = Variant::from_spec(name).expect("preset");
             let lines = Lines(Mutex::new(Vec::new()));
-            keep_init_encoding(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
+            keep_init_architecture(&mut cfg, &variant, shipped, &lines).expect("the shipped model reads");
             let said = lines.0.lock().expect("not poisoned").clone();
             let rd = RunDir::new(&dir.join(name));
             let made = create_run(&rd, &cfg, &variant, Some(shipped));

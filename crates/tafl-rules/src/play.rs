@@ -56,6 +56,32 @@ pub fn random_game(variant: Arc<Variant>, rng: &mut impl Pick) -> GameRecord {
     GameRecord { moves, outcome, final_position: pos }
 }
 
+/// Up to `plies` moves from `start`, each uniform among the moves that do not end the game
+/// (fewer if a position has none): the random openings that matches and self-play start
+/// from, so that a game begins away from the lines a network would choose itself.
+pub fn random_opening(start: &Position, plies: u32, rng: &mut impl Pick) -> Vec<Move> {
+    let mut pos = start.clone();
+    let mut out = Vec::new();
+    for _ in 0..plies {
+        let moves: Vec<Move> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|&m| {
+                let mut q = pos.clone();
+                q.make(m);
+                q.outcome().is_none()
+            })
+            .collect();
+        if moves.is_empty() {
+            break;
+        }
+        let m = moves[rng.pick(moves.len())];
+        pos.make(m);
+        out.push(m);
+    }
+    out
+}
+
 /// Plays random moves from `pos` to the end in place and returns the outcome and the number
 /// of plies played. `buf` is scratch space for move generation.
 pub fn random_playout(pos: &mut Position, rng: &mut impl Pick, buf: &mut Vec<Move>) -> (Outcome, u32) {
@@ -69,5 +95,36 @@ pub fn random_playout(pos: &mut Position, rng: &mut impl Pick, buf: &mut Vec<Mov
         let mv = buf[rng.pick(buf.len())];
         pos.make(mv);
         plies += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random opening plays legal moves that never end the game, as many as asked, and the
+    /// same picks give the same opening.
+    #[test]
+    fn random_openings_are_legal_and_never_end_the_game() {
+        let v = Arc::new(Variant::preset("brandubh").unwrap());
+        let start = Position::start(v);
+        assert!(random_opening(&start, 0, &mut |_| 0).is_empty());
+        for seed in 0..200u64 {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut lcg = |n: usize| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                ((x >> 33) % n as u64) as usize
+            };
+            let opening = random_opening(&start, 8, &mut lcg);
+            assert_eq!(opening.len(), 8, "brandubh always has a move that does not end the game in 8 plies");
+            let mut pos = start.clone();
+            for &m in &opening {
+                assert!(pos.is_legal(m), "seed {seed}: {m:?} is legal");
+                pos.make(m);
+                assert!(pos.outcome().is_none(), "seed {seed}: the opening ended the game");
+            }
+        }
+        let first = random_opening(&start, 1, &mut |_| 0);
+        assert_eq!(first, vec![start.legal_moves()[0]], "pick 0 is the first legal move that does not end the game");
     }
 }

@@ -519,6 +519,28 @@ pub fn replay<'a>(variant: &Arc<Variant>, plies: &'a [PlyRecord]) -> impl Iterat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` brandubh games of `cfg` with random rollouts seeded `rollouts` as the evaluator,
+    /// game `i` seeded as [`play`] seeds it from `seed`.
+    fn rollout_games(cfg: &SelfPlayConfig, rollouts: u64, seed: u64, n: usize) -> Vec<FinishedGame> {
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let mut out = Vec::new();
+        let mut started = 0;
+        play(
+            &v,
+            cfg,
+            &mut crate::search::evaluator::RolloutEvaluator::new(rollouts),
+            seed,
+            &mut |_| {
+                started += 1;
+                started <= n
+            },
+            &mut |g| out.push(g),
+            &mut |_| true,
+        );
+        assert_eq!(out.len(), n);
+        out
+    }
     use crate::rules::{Reason, Square};
 
     /// Four plies, the third a fast search, the defenders win: by hand, the attackers' one
@@ -569,25 +591,10 @@ mod tests {
     /// searched plies after them are as without one (full searches here).
     #[test]
     fn random_opening_plies_give_no_targets_and_vary() {
-        use crate::search::evaluator::RolloutEvaluator;
         let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
         let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, opening_plies: 3, ..SelfPlayConfig::default() };
         cfg.search.sims = 8;
-        let mut games = Vec::new();
-        let mut n = 0;
-        play(
-            &v,
-            &cfg,
-            &mut RolloutEvaluator::new(3),
-            5,
-            &mut |_| {
-                n += 1;
-                n <= 8
-            },
-            &mut |g| games.push(g),
-            &mut |_| true,
-        );
-        assert_eq!(games.len(), 8);
+        let games = rollout_games(&cfg, 3, 5, 8);
         let mut openings = std::collections::HashSet::new();
         for g in &games {
             assert!(g.plies.len() > 3);
@@ -607,27 +614,10 @@ mod tests {
     /// ply is a full search.
     #[test]
     fn soft_resignation_plays_decided_games_out_with_fast_searches() {
-        use crate::search::evaluator::RolloutEvaluator;
-        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
         let games = |soft: f32| {
             let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, fast_sims: 2, soft_resign_value: soft, ..SelfPlayConfig::default() };
             cfg.search.sims = 8;
-            let mut out = Vec::new();
-            let mut n = 0;
-            play(
-                &v,
-                &cfg,
-                &mut RolloutEvaluator::new(7),
-                11,
-                &mut |_| {
-                    n += 1;
-                    n <= 8
-                },
-                &mut |g| out.push(g),
-                &mut |_| true,
-            );
-            assert_eq!(out.len(), 8);
-            out
+            rollout_games(&cfg, 7, 11, 8)
         };
         assert!(games(0.0).iter().all(|g| g.plies.iter().all(|p| p.full)), "off: every ply is fully searched");
         let mut decided = 0;

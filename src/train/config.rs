@@ -603,6 +603,13 @@ impl RunConfig {
 mod tests {
     use super::*;
 
+    /// The default config with `line` added at the top of `[table]` (which it must have).
+    fn default_with(table: &str, line: &str) -> String {
+        let head = format!("[{table}]\n");
+        assert!(DEFAULT_CONFIG.contains(&head), "the default config has a [{table}] table");
+        DEFAULT_CONFIG.replace(&head, &format!("{head}{line}\n"))
+    }
+
     /// `train --variant`: the recipe grows with the board (network, window, budget) while
     /// each generation gets cheaper, and every sized config is valid and steers the attackers.
     #[test]
@@ -721,11 +728,11 @@ mod tests {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert_eq!(cfg.selfplay.play.soft_resign_value, 0.0);
         assert!(!toml::to_string(&cfg).unwrap().contains("soft_resign_value"));
-        let text = DEFAULT_CONFIG.replace("[selfplay]\n", "[selfplay]\nsoft_resign_value = 0.9\n");
+        let text = default_with("selfplay", "soft_resign_value = 0.9");
         let c = RunConfig::from_toml(&text, "soft.toml").unwrap();
         assert_eq!(c.selfplay.play.soft_resign_value, 0.9);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
-        let bad = DEFAULT_CONFIG.replace("[selfplay]\n", "[selfplay]\nsoft_resign_value = 1.0\n");
+        let bad = default_with("selfplay", "soft_resign_value = 1.0");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.soft_resign_value = 1: must be in [0, 1)"), "{e}");
     }
@@ -737,7 +744,7 @@ mod tests {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert_eq!(cfg.selfplay.play.past_share, 0.0);
         assert!(!toml::to_string(&cfg).unwrap().contains("past_share"));
-        let with = |line: &str| DEFAULT_CONFIG.replace("[selfplay]\n", &format!("[selfplay]\n{line}\n"));
+        let with = |line: &str| default_with("selfplay", line);
         let c = RunConfig::from_toml(&with("past_share = 0.25"), "past.toml").unwrap();
         assert_eq!(c.selfplay.play.past_share, 0.25);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
@@ -756,7 +763,7 @@ mod tests {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert_eq!(cfg.selfplay.play.opening_plies, 0);
         assert!(!toml::to_string(&cfg).unwrap().contains("opening_plies"));
-        let with = |line: &str| DEFAULT_CONFIG.replace("[selfplay]\n", &format!("[selfplay]\n{line}\n"));
+        let with = |line: &str| default_with("selfplay", line);
         let c = RunConfig::from_toml(&with("opening_plies = 2"), "open.toml").unwrap();
         assert_eq!(c.selfplay.play.opening_plies, 2);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
@@ -772,13 +779,13 @@ mod tests {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert!(cfg.train.ownership_weight == 0.0 && !cfg.net.ownership);
         assert!(!toml::to_string(&cfg).unwrap().contains("ownership"));
-        let with = |line: &str| DEFAULT_CONFIG.replace("[train]\n", &format!("[train]\n{line}\n"));
+        let with = |line: &str| default_with("train", line);
         let c = RunConfig::from_toml(&with("ownership_weight = 0.5"), "own.toml").unwrap();
         assert!(c.train.ownership_weight == 0.5 && c.net.ownership);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
         let e = RunConfig::from_toml(&with("ownership_weight = -1"), "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.ownership_weight = -1: must be in [0, 100]"), "{e}");
-        let head_only = DEFAULT_CONFIG.replace("[net]\n", "[net]\nownership = true\n");
+        let head_only = default_with("net", "ownership = true");
         assert_ne!(head_only, DEFAULT_CONFIG, "the default config has a [net] table");
         let e = RunConfig::from_toml(&head_only, "head.toml").unwrap_err().to_string();
         assert!(e.contains("net.ownership = true but train.ownership_weight is 0"), "{e}");
@@ -795,7 +802,7 @@ mod tests {
     fn the_window_pass_cap_is_off_by_default_and_checked() {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert!(cfg.train.max_window_passes == 0.0 && !toml::to_string(&cfg).unwrap().contains("max_window_passes"));
-        let with = |line: &str| DEFAULT_CONFIG.replace("[train]\n", &format!("[train]\n{line}\n"));
+        let with = |line: &str| default_with("train", line);
         let c = RunConfig::from_toml(&with("max_window_passes = 0.5"), "cap.toml").unwrap();
         assert_eq!(c.train.max_window_passes, 0.5);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
@@ -808,7 +815,7 @@ mod tests {
     fn per_side_values_are_a_net_setting_off_by_default() {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert!(!cfg.net.value_per_side && !toml::to_string(&cfg).unwrap().contains("value_per_side"));
-        let text = DEFAULT_CONFIG.replace("[net]\n", "[net]\nvalue_per_side = true\n");
+        let text = default_with("net", "value_per_side = true");
         let c = RunConfig::from_toml(&text, "side.toml").unwrap();
         assert!(c.net.value_per_side);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
@@ -821,11 +828,11 @@ mod tests {
         let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
         assert_eq!(cfg.train.search_value_share, 0.0);
         assert!(!toml::to_string(&cfg).unwrap().contains("search_value_share"));
-        let text = DEFAULT_CONFIG.replace("[train]\n", "[train]\nsearch_value_share = 0.5\n");
+        let text = default_with("train", "search_value_share = 0.5");
         let c = RunConfig::from_toml(&text, "mixed.toml").unwrap();
         assert_eq!(c.train.search_value_share, 0.5);
         assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
-        let bad = DEFAULT_CONFIG.replace("[train]\n", "[train]\nsearch_value_share = 1.5\n");
+        let bad = default_with("train", "search_value_share = 1.5");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.search_value_share = 1.5: must be in [0, 1]"), "{e}");
     }

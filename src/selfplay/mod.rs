@@ -92,7 +92,7 @@ pub struct SelfPlayConfig {
     /// brandubh default, as attackers against OpenTafl's AI, lost the same opening on three
     /// seeds). These plies are no policy targets (`full` false, no policy) and keep the
     /// game's result as their value target, as a past network's do.
-    #[serde(skip_serializing_if = "is_zero_u32")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub opening_plies: u32,
     /// The full search (its policy is a training target). Last: TOML writes tables after
     /// plain values.
@@ -121,13 +121,8 @@ impl Default for SelfPlayConfig {
 
 /// For `skip_serializing_if`: a setting at 0 (off) is not written (the run config's
 /// `[train]` uses it too).
-pub(crate) fn is_zero(x: &f32) -> bool {
-    *x == 0.0
-}
-
-/// [`is_zero`] for counts.
-pub(crate) fn is_zero_u32(x: &u32) -> bool {
-    *x == 0
+pub(crate) fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
 }
 
 /// One ply of a self-play game.

@@ -263,7 +263,7 @@ pub struct TrainSection {
     /// the window. It keeps a window that is still small (the first generations of a run
     /// from an `--init` model, a resume whose shards are gone) from being trained on for
     /// many epochs; a full window of the usual sizes is not capped.
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
     pub max_window_passes: f64,
     pub learning_rate: f64,
     /// Multiply the learning rate by `lr_decay` at each of these generations.
@@ -293,7 +293,7 @@ pub struct TrainSection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub human_games: Vec<std::path::PathBuf>,
     /// Share of each batch drawn from `human_games` (0 = none; needs `human_games`).
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
     pub human_share: f64,
     /// Weight of the ownership loss (0 = off): above 0, the network gets the ownership head
     /// (`[net] ownership` follows this weight) and learns, from every position, whose piece
@@ -301,12 +301,8 @@ pub struct TrainSection {
     /// weight against the policy loss. An auxiliary target (KataGo's ownership): evaluation
     /// and export do not use the head. A run from an `--init` model without the head starts
     /// the head fresh.
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
     pub ownership_weight: f64,
-}
-
-fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
 }
 
 fn one_f32() -> f32 {

@@ -287,6 +287,12 @@ pub struct TrainSection {
     /// 0: results only.
     #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
     pub search_value_share: f32,
+    /// Horizon, in fully searched plies, of the search value mixed in by `search_value_share`:
+    /// 1 (the default, not written) takes each ply's own root value; above 1, the
+    /// exponentially weighted average of the next searches' values with λ = 1 - 1/horizon
+    /// and the result after the last (short-term value targets; `replay::search_values`).
+    #[serde(default = "one_f32", skip_serializing_if = "is_one")]
+    pub search_value_horizon: f32,
     /// Human game records (files or folders, as `pretrain --games` takes them; relative to
     /// the working directory) mixed into every training batch, so that self-play refines
     /// what the human games taught rather than replacing it. Empty: self-play only.
@@ -307,6 +313,10 @@ pub struct TrainSection {
 
 fn one_f32() -> f32 {
     1.0
+}
+
+fn is_one(x: &f32) -> bool {
+    *x == 1.0
 }
 
 fn tenth() -> f64 {
@@ -509,6 +519,12 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return Err(format!("train.search_value_share = {}: must be in [0, 1] (0 = game results only)", t.search_value_share));
+        }
+        if !(t.search_value_horizon >= 1.0 && t.search_value_horizon <= 1000.0) {
+            return Err(format!("train.search_value_horizon = {}: must be in [1, 1000] plies (1 = each ply's own root value)", t.search_value_horizon));
+        }
+        if t.search_value_horizon > 1.0 && t.search_value_share <= 0.0 {
+            return Err(format!("train.search_value_horizon = {} does nothing without train.search_value_share above 0", t.search_value_horizon));
         }
         if !(t.max_window_passes >= 0.0 && t.max_window_passes <= 100.0) {
             return Err(format!("train.max_window_passes = {}: must be in [0, 100] (0 = no cap)", t.max_window_passes));
@@ -831,5 +847,25 @@ mod tests {
         let bad = default_with("train", "search_value_share = 1.5");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.search_value_share = 1.5: must be in [0, 1]"), "{e}");
+    }
+
+    /// `search_value_horizon`: 1 (no key) by default and not written back then; a horizon
+    /// with a share is kept through a save; below 1, or without a share, refused by name.
+    #[test]
+    fn the_search_value_horizon_defaults_to_the_own_root_value_and_needs_a_share() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.train.search_value_horizon, 1.0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("search_value_horizon"));
+        let text = default_with("train", "search_value_share = 0.5\nsearch_value_horizon = 8");
+        let c = RunConfig::from_toml(&text, "short.toml").unwrap();
+        assert_eq!(c.train.search_value_horizon, 8.0);
+        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        for (line, want) in [
+            ("search_value_share = 0.5\nsearch_value_horizon = 0.5", "train.search_value_horizon = 0.5: must be in [1, 1000]"),
+            ("search_value_horizon = 8", "train.search_value_horizon = 8 does nothing without train.search_value_share"),
+        ] {
+            let e = RunConfig::from_toml(&default_with("train", line), "bad.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

@@ -71,6 +71,7 @@ pub struct ReplayWindow {
     capacity: usize,
     discount: f32,
     search_share: f32,
+    search_horizon: f32,
     ownership: bool,
 }
 
@@ -117,22 +118,51 @@ pub fn value_target(winner: Option<crate::rules::Side>, to_move: crate::rules::S
     [w[0] * s, 1.0 - s, w[2] * s]
 }
 
-/// A value target with `share` of it taken from the search that chose the ply: the root value
-/// v (in [-1, 1], for the side to move) as the win/loss split ((1 + v)/2, 0, (1 - v)/2), the
-/// rest the game's target. A game's result says who won, after many moves that each could have
+/// A value target with `share` of it taken from the search: `value` (in [-1, 1], for the side
+/// to move; see [`search_values`]) as the win/loss split ((1 + v)/2, 0, (1 - v)/2), the rest
+/// the game's target. A game's result says who won, after many moves that each could have
 /// changed it; the search's value says what the position was worth when it was searched, with
-/// less noise and more bias ("Q + z" averaging). Plies of fast searches (playout cap
-/// randomization), whose few simulations are not trained on, keep the game's target. The root
-/// value is a win-minus-loss expectation with no draw share, so the mixed target moves weight
-/// off the draw (its expected score is unchanged): tafl games rarely end drawn, but a variant
-/// where they often do would want the search's own draw estimate stored with the ply.
-pub fn mix_search_value(target: [f32; 3], ply: &PlyRecord, share: f32) -> [f32; 3] {
-    if share <= 0.0 || !ply.full {
+/// less noise and more bias ("Q + z" averaging). `None` (plies of fast searches, whose few
+/// simulations are not trained on, and random opening plies) keeps the game's target. The
+/// root value is a win-minus-loss expectation with no draw share, so the mixed target moves
+/// weight off the draw (its expected score is unchanged): tafl games rarely end drawn, but a
+/// variant where they often do would want the search's own draw estimate stored with the ply.
+pub fn mix_search_value(target: [f32; 3], value: Option<f32>, share: f32) -> [f32; 3] {
+    let Some(v) = value.filter(|_| share > 0.0) else {
         return target;
-    }
-    let v = ply.value.clamp(-1.0, 1.0);
+    };
+    let v = v.clamp(-1.0, 1.0);
     let q = [(1.0 + v) / 2.0, 0.0, (1.0 - v) / 2.0];
     std::array::from_fn(|k| (1.0 - share) * target[k] + share * q[k])
+}
+
+/// The search value each ply's value target mixes in ([`mix_search_value`]), for its side to
+/// move; `None` where the ply was not fully searched. With `horizon` 1 it is the ply's own
+/// root value. Above 1 it is a short-term value target (KataGo's, here mixed into the one
+/// value head rather than given heads of its own): the exponentially weighted average, with
+/// λ = 1 - 1/`horizon`, of the root values of this and the later fully searched plies (each
+/// from this ply's side's view), weight (1 - λ)λ^m on the m-th of them, and the weight left
+/// after the last, λ^M, on the game's plain result (1, 0 or -1). A root value says what a
+/// 64-simulation search saw in one position; its average over the next few searches says
+/// what the game came to a few moves on, with less of one search's noise and less of a whole
+/// game's. `sides[k]` is the side to move at ply k.
+pub fn search_values(plies: &[PlyRecord], sides: &[crate::rules::Side], winner: Option<crate::rules::Side>, horizon: f32) -> Vec<Option<f32>> {
+    use crate::rules::Side;
+    let lambda = 1.0 - 1.0 / horizon.max(1.0);
+    let att = |side: Side, v: f32| if side == Side::Attackers { v } else { -v };
+    // Backwards, in the attackers' view: the tail is the result.
+    let mut s = match winner {
+        Some(w) => att(w, 1.0),
+        None => 0.0,
+    };
+    let mut out = vec![None; plies.len()];
+    for (k, (ply, &side)) in plies.iter().zip(sides).enumerate().rev() {
+        if ply.full {
+            s = (1.0 - lambda) * att(side, ply.value.clamp(-1.0, 1.0)) + lambda * s;
+            out[k] = Some(att(side, s));
+        }
+    }
+    out
 }
 
 impl ReplayWindow {
@@ -148,6 +178,7 @@ impl ReplayWindow {
             capacity,
             discount,
             search_share: 0.0,
+            search_horizon: 1.0,
             ownership: false,
         }
     }
@@ -159,10 +190,11 @@ impl ReplayWindow {
     }
 
     /// The same window with `share` of each fully searched position's value target taken from
-    /// its search's root value (see [`mix_search_value`]); 0, the default, trains on results
-    /// only.
-    pub fn with_search_share(self, share: f32) -> ReplayWindow {
-        ReplayWindow { search_share: share, ..self }
+    /// the search ([`mix_search_value`]): its own root value with `horizon` 1, a short-term
+    /// average of the next searches' values above ([`search_values`]). Share 0, the default,
+    /// trains on results only.
+    pub fn with_search_value(self, share: f32, horizon: f32) -> ReplayWindow {
+        ReplayWindow { search_share: share, search_horizon: horizon, ..self }
     }
 
     pub fn len(&self) -> usize {
@@ -196,12 +228,13 @@ impl ReplayWindow {
             let of = |side| ownership_target(&end, side).unwrap_or_default();
             (of(crate::rules::Side::Attackers), of(crate::rules::Side::Defenders))
         });
+        let searched = self.search_values(game);
         for (i, (pos, ply)) in replay(&self.variant, &game.plies).enumerate() {
             self.encoder.encode(&pos, &mut planes);
             let sample = Sample {
                 planes: planes.iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect(),
                 policy: ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect(),
-                wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), ply, self.search_share),
+                wdl: mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, self.discount), searched[i], self.search_share),
                 ownership: match (&targets, pos.to_move()) {
                     (None, _) => Vec::new(),
                     (Some((attackers, _)), crate::rules::Side::Attackers) => attackers.clone(),
@@ -213,6 +246,15 @@ impl ReplayWindow {
         while self.samples.len() > self.capacity {
             self.samples.pop_front();
         }
+    }
+
+    /// A game's [`search_values`] with this window's horizon (all `None` with no search share).
+    fn search_values(&self, game: &FinishedGame) -> Vec<Option<f32>> {
+        if self.search_share <= 0.0 {
+            return vec![None; game.plies.len()];
+        }
+        let sides: Vec<crate::rules::Side> = replay(&self.variant, &game.plies).map(|(pos, _)| pos.to_move()).collect();
+        search_values(&game.plies, &sides, game.outcome.winner, self.search_horizon)
     }
 
     /// A batch of `size` samples drawn uniformly, each under a random symmetry.
@@ -380,12 +422,13 @@ mod tests {
     fn expected(w: &ReplayWindow, game: &FinishedGame) -> Vec<Sample> {
         let g = w.variant.geometry;
         let n = game.plies.len();
+        let searched = w.search_values(game);
         replay(&w.variant, &game.plies)
             .enumerate()
             .map(|(i, (pos, ply))| {
                 let planes = w.encoder.planes(&pos).iter().map(|&x| (x.clamp(0.0, 1.0) * 255.0).round() as u8).collect();
                 let policy = ply.policy.iter().map(|&(m, p)| (policy_index(g, m) as u32, p)).collect();
-                (planes, policy, mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, w.discount), ply, w.search_share))
+                (planes, policy, mix_search_value(value_target(game.outcome.winner, pos.to_move(), n - i, w.discount), searched[i], w.search_share))
             })
             .collect()
     }
@@ -429,7 +472,7 @@ mod tests {
             w.add_game(&game);
             contents(&w)
         };
-        let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 1000, 0.97).with_search_share(0.25);
+        let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 1000, 0.97).with_search_value(0.25, 1.0);
         w.add_game(&game);
         let mixed = contents(&w);
         assert_eq!(mixed.len(), game.plies.len());
@@ -447,6 +490,53 @@ mod tests {
             changed += usize::from(m.2 != p.2);
         }
         assert!(changed >= game.plies.len() / 3, "{changed} targets moved");
+    }
+
+    /// Short-term search values, worked by hand: four plies (attackers, defenders, attackers,
+    /// defenders), the third a fast search, won by the defenders; horizon 2 (λ = 1/2).
+    /// Backwards in the attackers' view from the result -1: ply 3 (defenders' value 1, so -1)
+    /// gives -1; ply 2 is fast: none; ply 1 (-0.5, so +0.5) gives 0.25 - 0.5 = -0.25; ply 0
+    /// (0.5) gives 0.25 - 0.125 = 0.125. Each for its own side to move.
+    #[test]
+    fn short_term_search_values_average_the_next_searches_and_end_on_the_result() {
+        let v = brandubh();
+        let mv = Position::start(v.clone()).legal_moves()[0];
+        let ply = |value: f32, full: bool| PlyRecord { mv, policy: Vec::new(), full, value };
+        let plies = [ply(0.5, true), ply(-0.5, true), ply(0.3, false), ply(1.0, true)];
+        let sides = [Side::Attackers, Side::Defenders, Side::Attackers, Side::Defenders];
+        let got = search_values(&plies, &sides, Some(Side::Defenders), 2.0);
+        assert_eq!(got, vec![Some(0.125), Some(0.25), None, Some(1.0)]);
+        // Horizon 1 is each fully searched ply's own value (plain "Q + z").
+        assert_eq!(search_values(&plies, &sides, Some(Side::Defenders), 1.0), vec![Some(0.5), Some(-0.5), None, Some(1.0)]);
+        // A long horizon comes near the result itself, for each side; a draw's result is 0.
+        let long = search_values(&plies, &sides, Some(Side::Defenders), 1e4);
+        assert!(long.iter().zip(&sides).all(|(v, &s)| v.map_or(true, |v| (v - if s == Side::Defenders { 1.0 } else { -1.0 }).abs() < 1e-3)), "{long:?}");
+        let drawn = search_values(&plies, &sides, None, 1e4);
+        assert!(drawn.iter().flatten().all(|v| v.abs() < 1e-3), "{drawn:?}");
+    }
+
+    /// In the window, a horizon moves fully searched plies' targets off their own root values
+    /// (towards the later ones') and leaves the rest on the result.
+    #[test]
+    fn a_search_horizon_changes_only_fully_searched_targets() {
+        let v = brandubh();
+        let game = random_game(&v, 4, 40);
+        let targets = |horizon: f32| {
+            let mut w = ReplayWindow::new(v.clone(), Encoding::NEWEST, 1000, 1.0).with_search_value(0.5, horizon);
+            w.add_game(&game);
+            contents(&w)
+        };
+        let (own, short) = (targets(1.0), targets(6.0));
+        let mut moved = 0;
+        for ((a, b), ply) in own.iter().zip(&short).zip(&game.plies) {
+            assert!((b.2.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            if ply.full {
+                moved += usize::from(a.2 != b.2);
+            } else {
+                assert_eq!(a.2, b.2, "a fast ply keeps the result");
+            }
+        }
+        assert!(moved >= game.plies.len() / 3, "{moved} targets moved");
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl Trainer {
         }
         // The window encodes for the network it trains: a version-1 run continues on version 1.
         let mut window = ReplayWindow::new(variant.clone(), net.config.encoding, cfg.train.window_positions, cfg.train.value_discount)
-            .with_search_share(cfg.train.search_value_share)
+            .with_search_value(cfg.train.search_value_share, cfg.train.search_value_horizon)
             .with_ownership(net.config.ownership);
         let mut gate = ShardGate::new(&variant);
         // Games of a model saved just before a kill (its state.json not yet written) are no

@@ -198,6 +198,17 @@ impl Slot {
         }
     }
 
+    /// Records `ply` and plays its move in the game's searches (both, in a game against a
+    /// past network). The move must be legal: each caller draws it from the position.
+    fn play(&mut self, ply: PlyRecord) {
+        let mv = ply.mv;
+        self.plies.push(ply);
+        self.search.advance(mv).expect("played moves are legal");
+        if let Some((_, past)) = &mut self.past {
+            past.advance(mv).expect("played moves are legal");
+        }
+    }
+
     /// The search of the side to move.
     fn active(&mut self) -> &mut Search {
         match &mut self.past {
@@ -401,15 +412,11 @@ impl Games<'_> {
             let mv = search.choose(temperature).expect("unfinished games have moves");
             // A past network's moves are no training targets of this one.
             let target = slot.full && !by_past;
-            slot.plies.push(PlyRecord { mv, policy: if target { result.policy } else { Vec::new() }, full: target, value: result.value });
             self.progress.moves += 1;
             if target && cfg.soft_resign_value > 0.0 && result.value.abs() >= cfg.soft_resign_value {
                 slot.decided = true;
             }
-            slot.search.advance(mv).expect("searched moves are legal");
-            if let Some((_, past)) = &mut slot.past {
-                past.advance(mv).expect("searched moves are legal");
-            }
+            slot.play(PlyRecord { mv, policy: if target { result.policy } else { Vec::new() }, full: target, value: result.value });
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
                 self.progress.games += 1;
@@ -440,12 +447,9 @@ fn new_slot(variant: &Arc<Variant>, cfg: &SelfPlayConfig, number: u64, seed: u64
     // The random opening, drawn last so that a config without one plays as before.
     if cfg.opening_plies > 0 {
         let rng = &mut slot.rng;
-        for mv in crate::play::random_opening(slot.search.position(), cfg.opening_plies, &mut |n| rng.gen_range(0..n)) {
-            slot.plies.push(PlyRecord { mv, policy: Vec::new(), full: false, value: 0.0 });
-            slot.search.advance(mv).expect("opening moves are legal");
-            if let Some((_, past)) = &mut slot.past {
-                past.advance(mv).expect("opening moves are legal");
-            }
+        let opening = crate::play::random_opening(slot.search.position(), cfg.opening_plies, &mut |n| rng.gen_range(0..n));
+        for mv in opening {
+            slot.play(PlyRecord { mv, policy: Vec::new(), full: false, value: 0.0 });
         }
     }
     configure(&mut slot, cfg);

@@ -306,10 +306,15 @@ impl Openings {
         }
     }
 
-    /// The seed of game `i`'s opening in a match seeded `seed`.
+    /// The seed of game `i`'s opening in a match seeded `seed`. Two matches with the same
+    /// seed draw the same openings (an A/B of two agents against one opponent plays both on
+    /// the same openings); matches with different seeds share none. (Until 2026-12-07 a pair's
+    /// seed was `seed ^ pair`, so neighbouring seeds drew nearly the same set of openings:
+    /// seeds 301-303, or 191 and 192, were not new openings to each other.)
     pub fn seed(self, seed: u64, i: usize) -> u64 {
         match self {
-            Openings::Paired => seed ^ (i / 2) as u64,
+            // A multiply by an odd constant spreads neighbouring seeds' runs of pairs far apart.
+            Openings::Paired => (seed ^ 0xA11E_D0FE_u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add((i / 2) as u64),
             // Mixed so that no per-game seed equals another match's paired seed by accident.
             Openings::PerGame => (seed ^ 0x5EED_0F0E_u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64),
         }
@@ -451,6 +456,25 @@ pub fn play_match_until(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two games of a pair share an opening, and matches seeded differently, neighbours
+    /// included, share no opening seed (seed XOR pair, the old rule, gave seeds 191 and 192
+    /// the same 248 of their first 248 pairs' seeds).
+    #[test]
+    fn paired_openings_pair_games_and_differ_between_seeds() {
+        let mut seen = std::collections::HashMap::new();
+        for seed in (0..64).chain(180..200).chain(300..310) {
+            for i in (0..1000).step_by(2) {
+                let s = Openings::Paired.seed(seed, i);
+                assert_eq!(s, Openings::Paired.seed(seed, i + 1), "a pair shares its opening");
+                if let Some(other) = seen.insert(s, seed) {
+                    assert_eq!(other, seed, "seeds {other} and {seed} share an opening seed");
+                }
+            }
+        }
+        assert_eq!(seen.len(), 94 * 500);
+        assert_ne!(Openings::PerGame.seed(7, 0), Openings::PerGame.seed(7, 1), "per game: one opening each");
+    }
 
     #[test]
     fn wdl_reads_wins_draws_losses() {

@@ -145,8 +145,8 @@ pub fn mix_search_value(target: [f32; 3], value: Option<f32>, share: f32) -> [f3
 /// after the last, λ^M, on the game's plain result (1, 0 or -1). A root value says what a
 /// 64-simulation search saw in one position; its average over the next few searches says
 /// what the game came to a few moves on, with less of one search's noise and less of a whole
-/// game's. `sides[k]` is the side to move at ply k.
-pub fn search_values(plies: &[PlyRecord], sides: &[crate::rules::Side], winner: Option<crate::rules::Side>, horizon: f32) -> Vec<Option<f32>> {
+/// game's. `first` is the side to move at the first ply; every move passes the turn.
+pub fn search_values(plies: &[PlyRecord], first: crate::rules::Side, winner: Option<crate::rules::Side>, horizon: f32) -> Vec<Option<f32>> {
     use crate::rules::Side;
     let lambda = 1.0 - 1.0 / horizon.max(1.0);
     let att = |side: Side, v: f32| if side == Side::Attackers { v } else { -v };
@@ -156,7 +156,8 @@ pub fn search_values(plies: &[PlyRecord], sides: &[crate::rules::Side], winner: 
         None => 0.0,
     };
     let mut out = vec![None; plies.len()];
-    for (k, (ply, &side)) in plies.iter().zip(sides).enumerate().rev() {
+    for (k, ply) in plies.iter().enumerate().rev() {
+        let side = if k % 2 == 0 { first } else { first.opponent() };
         if ply.full {
             s = (1.0 - lambda) * att(side, ply.value.clamp(-1.0, 1.0)) + lambda * s;
             out[k] = Some(att(side, s));
@@ -253,8 +254,8 @@ impl ReplayWindow {
         if self.search_share <= 0.0 {
             return vec![None; game.plies.len()];
         }
-        let sides: Vec<crate::rules::Side> = replay(&self.variant, &game.plies).map(|(pos, _)| pos.to_move()).collect();
-        search_values(&game.plies, &sides, game.outcome.winner, self.search_horizon)
+        let first = Position::start(self.variant.clone()).to_move();
+        search_values(&game.plies, first, game.outcome.winner, self.search_horizon)
     }
 
     /// A batch of `size` samples drawn uniformly, each under a random symmetry.
@@ -504,14 +505,14 @@ mod tests {
         let ply = |value: f32, full: bool| PlyRecord { mv, policy: Vec::new(), full, value };
         let plies = [ply(0.5, true), ply(-0.5, true), ply(0.3, false), ply(1.0, true)];
         let sides = [Side::Attackers, Side::Defenders, Side::Attackers, Side::Defenders];
-        let got = search_values(&plies, &sides, Some(Side::Defenders), 2.0);
+        let got = search_values(&plies, Side::Attackers, Some(Side::Defenders), 2.0);
         assert_eq!(got, vec![Some(0.125), Some(0.25), None, Some(1.0)]);
         // Horizon 1 is each fully searched ply's own value (plain "Q + z").
-        assert_eq!(search_values(&plies, &sides, Some(Side::Defenders), 1.0), vec![Some(0.5), Some(-0.5), None, Some(1.0)]);
+        assert_eq!(search_values(&plies, Side::Attackers, Some(Side::Defenders), 1.0), vec![Some(0.5), Some(-0.5), None, Some(1.0)]);
         // A long horizon comes near the result itself, for each side; a draw's result is 0.
-        let long = search_values(&plies, &sides, Some(Side::Defenders), 1e4);
+        let long = search_values(&plies, Side::Attackers, Some(Side::Defenders), 1e4);
         assert!(long.iter().zip(&sides).all(|(v, &s)| v.map_or(true, |v| (v - if s == Side::Defenders { 1.0 } else { -1.0 }).abs() < 1e-3)), "{long:?}");
-        let drawn = search_values(&plies, &sides, None, 1e4);
+        let drawn = search_values(&plies, Side::Attackers, None, 1e4);
         assert!(drawn.iter().flatten().all(|v| v.abs() < 1e-3), "{drawn:?}");
     }
 

@@ -622,6 +622,12 @@ mod tests {
         DEFAULT_CONFIG.replace(&head, &format!("{head}{line}\n"))
     }
 
+    /// A config written out (as a run saves it) reads back as itself.
+    fn assert_survives_a_save(c: &RunConfig) {
+        let written = toml::to_string(c).unwrap();
+        assert_eq!(&RunConfig::from_saved_toml(&written, "config.toml").unwrap(), c, "{written}");
+    }
+
     /// `train --variant`: the recipe grows with the board (network, window, budget) while
     /// each generation gets cheaper, and every sized config is valid and steers the attackers.
     #[test]
@@ -743,7 +749,7 @@ mod tests {
         let text = default_with("selfplay", "soft_resign_value = 0.9");
         let c = RunConfig::from_toml(&text, "soft.toml").unwrap();
         assert_eq!(c.selfplay.play.soft_resign_value, 0.9);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let bad = default_with("selfplay", "soft_resign_value = 1.0");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.soft_resign_value = 1: must be in [0, 1)"), "{e}");
@@ -759,7 +765,7 @@ mod tests {
         let with = |line: &str| default_with("selfplay", line);
         let c = RunConfig::from_toml(&with("past_share = 0.25"), "past.toml").unwrap();
         assert_eq!(c.selfplay.play.past_share, 0.25);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let e = RunConfig::from_toml(&with("past_share = 1.0"), "bad.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.past_share = 1: must be in [0, 1)"), "{e}");
         let text = with("past_share = 0.25").replace("in_process = true", "in_process = false");
@@ -778,7 +784,7 @@ mod tests {
         let with = |line: &str| default_with("selfplay", line);
         let c = RunConfig::from_toml(&with("opening_plies = 2"), "open.toml").unwrap();
         assert_eq!(c.selfplay.play.opening_plies, 2);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let e = RunConfig::from_toml(&with("opening_plies = 17"), "bad.toml").unwrap_err().to_string();
         assert!(e.contains("selfplay.opening_plies = 17: at most 16"), "{e}");
     }
@@ -794,7 +800,7 @@ mod tests {
         let with = |line: &str| default_with("train", line);
         let c = RunConfig::from_toml(&with("ownership_weight = 0.5"), "own.toml").unwrap();
         assert!(c.train.ownership_weight == 0.5 && c.net.ownership);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let e = RunConfig::from_toml(&with("ownership_weight = -1"), "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.ownership_weight = -1: must be in [0, 100]"), "{e}");
         let head_only = default_with("net", "ownership = true");
@@ -817,7 +823,7 @@ mod tests {
         let with = |line: &str| default_with("train", line);
         let c = RunConfig::from_toml(&with("max_window_passes = 0.5"), "cap.toml").unwrap();
         assert_eq!(c.train.max_window_passes, 0.5);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let e = RunConfig::from_toml(&with("max_window_passes = -1"), "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.max_window_passes = -1: must be in [0, 100]"), "{e}");
     }
@@ -830,7 +836,7 @@ mod tests {
         let text = default_with("net", "value_per_side = true");
         let c = RunConfig::from_toml(&text, "side.toml").unwrap();
         assert!(c.net.value_per_side);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
     }
 
     /// `search_value_share`: 0 (no key) by default and not written back then; a share is
@@ -843,7 +849,7 @@ mod tests {
         let text = default_with("train", "search_value_share = 0.5");
         let c = RunConfig::from_toml(&text, "mixed.toml").unwrap();
         assert_eq!(c.train.search_value_share, 0.5);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         let bad = default_with("train", "search_value_share = 1.5");
         let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("train.search_value_share = 1.5: must be in [0, 1]"), "{e}");
@@ -859,7 +865,7 @@ mod tests {
         let text = default_with("train", "search_value_share = 0.5\nsearch_value_horizon = 8");
         let c = RunConfig::from_toml(&text, "short.toml").unwrap();
         assert_eq!(c.train.search_value_horizon, 8.0);
-        assert_eq!(RunConfig::from_saved_toml(&toml::to_string(&c).unwrap(), "config.toml").unwrap(), c);
+        assert_survives_a_save(&c);
         for (line, want) in [
             ("search_value_share = 0.5\nsearch_value_horizon = 0.5", "train.search_value_horizon = 0.5: must be in [1, 1000]"),
             ("search_value_horizon = 8", "train.search_value_horizon = 8 does nothing without train.search_value_share"),

@@ -312,11 +312,12 @@ impl Openings {
     /// seed was `seed ^ pair`, so neighbouring seeds drew nearly the same set of openings:
     /// seeds 301-303, or 191 and 192, were not new openings to each other.)
     pub fn seed(self, seed: u64, i: usize) -> u64 {
+        // Seed, salted per rule (so that no per-game seed equals another match's paired seed
+        // by accident), times an odd constant, which spreads neighbouring seeds' runs far apart.
+        let run = |salt: u64, k: usize| (seed ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(k as u64);
         match self {
-            // A multiply by an odd constant spreads neighbouring seeds' runs of pairs far apart.
-            Openings::Paired => (seed ^ 0xA11E_D0FE_u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add((i / 2) as u64),
-            // Mixed so that no per-game seed equals another match's paired seed by accident.
-            Openings::PerGame => (seed ^ 0x5EED_0F0E_u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64),
+            Openings::Paired => run(0xA11E_D0FE, i / 2),
+            Openings::PerGame => run(0x5EED_0F0E, i),
         }
     }
 }

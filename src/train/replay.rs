@@ -254,8 +254,7 @@ impl ReplayWindow {
         if self.search_share <= 0.0 {
             return vec![None; game.plies.len()];
         }
-        let first = Position::start(self.variant.clone()).to_move();
-        search_values(&game.plies, first, game.outcome.winner, self.search_horizon)
+        search_values(&game.plies, self.variant.rules.first, game.outcome.winner, self.search_horizon)
     }
 
     /// A batch of `size` samples drawn uniformly, each under a random symmetry.

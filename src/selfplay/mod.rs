@@ -24,7 +24,8 @@
 //! leaves go to the network of the side to move in their game, one batch per network.
 //!
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
-//! used as a policy target; only full searches (with root noise) become targets.
+//! used as a policy target; only full searches (with root noise, and forced playouts where
+//! `[selfplay.search] forced_playouts` is set) become targets.
 
 pub mod shard;
 
@@ -469,7 +470,9 @@ fn configure(slot: &mut Slot, cfg: &SelfPlayConfig) {
             (true, Some(n)) => n,
             _ => cfg.fast_sims.max(1),
         };
+        // No exploration at the root of a fast search (its move is not a policy target).
         c.noise = None;
+        c.forced_playouts = 0.0;
         if let RootPolicy::Gumbel { k, .. } = &mut c.root {
             *k = (*k).min(c.sims as usize).max(2);
         }
@@ -583,6 +586,21 @@ mod tests {
         assert_eq!([sims(&cfg, false, true), sims(&cfg, true, true), sims(&cfg, false, false), sims(&cfg, true, false)], [64, 16, 16, 4]);
         cfg.attacker_fast_sims = None;
         assert_eq!(sims(&cfg, true, true), 4, "none: the same fast search as the defenders'");
+    }
+
+    /// A fast search explores nothing at its root (no noise, no forced playouts: its move is
+    /// no policy target); a full one keeps both.
+    #[test]
+    fn fast_searches_drop_root_exploration() {
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let search =
+            SearchConfig { sims: 16, root: RootPolicy::Puct, noise: Some(crate::search::Noise::default()), forced_playouts: 2.0, ..SearchConfig::default() };
+        for fast in [false, true] {
+            let cfg = SelfPlayConfig { fast_probability: if fast { 0.999_999 } else { 0.0 }, search: search.clone(), ..SelfPlayConfig::default() };
+            let slot = new_slot(&v, &cfg, 0, 1, false);
+            let c = slot.search.config();
+            assert_eq!((c.noise.is_some(), c.forced_playouts), if fast { (false, 0.0) } else { (true, 2.0) }, "fast: {fast}");
+        }
     }
 
     /// A random opening: each game's first plies are uniform random moves (no policy target,

@@ -755,6 +755,24 @@ mod tests {
         assert!(e.contains("selfplay.soft_resign_value = 1: must be in [0, 1)"), "{e}");
     }
 
+    /// `[selfplay.search] forced_playouts`: off by default and not written back then; kept
+    /// through a save on a PUCT root; refused by name on the default Gumbel root.
+    #[test]
+    fn forced_playouts_are_off_by_default_and_need_a_puct_root() {
+        let cfg = RunConfig::from_toml(DEFAULT_CONFIG, "default.toml").unwrap();
+        assert_eq!(cfg.selfplay.play.search.forced_playouts, 0.0);
+        assert!(!toml::to_string(&cfg).unwrap().contains("forced_playouts"));
+        let gumbel = r#"root = { kind = "gumbel", k = 16 }"#;
+        assert!(DEFAULT_CONFIG.contains(gumbel));
+        let puct = DEFAULT_CONFIG.replace(gumbel, "root = { kind = \"puct\" }\nforced_playouts = 2.0");
+        let c = RunConfig::from_toml(&puct, "forced.toml").unwrap();
+        assert_eq!(c.selfplay.play.search.forced_playouts, 2.0);
+        assert_survives_a_save(&c);
+        let bad = DEFAULT_CONFIG.replace(gumbel, &format!("{gumbel}\nforced_playouts = 2.0"));
+        let e = RunConfig::from_toml(&bad, "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("selfplay.search.forced_playouts applies to PUCT roots only"), "{e}");
+    }
+
     /// `past_share`: off by default and not written back then; in [0, 1) and only with
     /// in-process self-play, each refused by name.
     #[test]

@@ -208,6 +208,7 @@ fn config_errors_are_one_line() {
         (smoke.replace("[selfplay.search]\nsims = 8\nroot = { kind = \"gumbel\", k = 4 }", "root = \"minimax\"\nsimulations = 8"), "selfplay.root"),
         (smoke.replace("[selfplay]\n", "[selfplay]\ngumbel_k = 4\n"), "selfplay.gumbel_k is the older spelling"),
         (smoke.replace("k = 4 }", "k = 4 }\nnoise = { fraction = 0.25 }"), "selfplay.search.noise applies to PUCT roots only"),
+        (smoke.replace("k = 4 }", "k = 4 }\nforced_playouts = 2.0"), "selfplay.search.forced_playouts applies to PUCT roots only"),
         (smoke.replace("batch_size = 32", "batch_size = 0"), "train.batch_size must be at least 1"),
         (smoke.replace("learning_rate = 0.01", "learning_rate = -1.0"), "train.learning_rate"),
         (smoke.replace("baselines = [\"random\"]", "baselines = [\"mcts:sims=x\"]"), "eval.baselines"),

@@ -126,6 +126,7 @@ fn a_config_saved_with_the_old_names_reads_to_the_same_settings() {
         escape_probe: true,
         fork_probe: false,
         contempt: 0.0,
+        forced_playouts: 0.0,
     };
     assert_eq!(s.search, search);
     assert_eq!((s.fast_sims, s.attacker_sims, s.positions_per_call, s.temperature_plies), (16, Some(192), 256, 8));

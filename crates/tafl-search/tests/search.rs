@@ -966,3 +966,108 @@ fn contempt_makes_the_searching_side_avoid_a_drawing_repetition() {
     // so no other root move's value goes below the evaluator's 0 by more than the contempt.
     assert!(contempt.moves.iter().filter_map(|m| m.q).all(|q| q >= -0.4 - 1e-6));
 }
+
+/// [`Footprints`]' priors, with values that hold however deep the search goes: from the root
+/// mover's view -0.9 once `bad`'s origin holds another piece than at the root (or none), else
+/// +0.9 once `good`'s does, else 0.
+struct Origins {
+    root: Position,
+    good: Move,
+    bad: Move,
+    weights: Vec<(Move, f32)>,
+    rest: f32,
+}
+
+impl Evaluator for Origins {
+    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let raw: Vec<f32> = r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
+                let total: f32 = raw.iter().sum();
+                let p = r.position;
+                let left = |m: Move| p.piece_at(m.from) != self.root.piece_at(m.from);
+                let mut v = match (left(self.good), left(self.bad)) {
+                    (_, true) => -0.9,
+                    (true, false) => 0.9,
+                    (false, false) => 0.0,
+                };
+                if p.to_move() != self.root.to_move() {
+                    v = -v;
+                }
+                let wdl = if v >= 0.0 { [v, 1.0 - v, 0.0] } else { [0.0, 1.0 + v, -v] };
+                Evaluation { priors: raw.iter().map(|x| x / total).collect(), wdl }
+            })
+            .collect()
+    }
+}
+
+/// Forced playouts (KataGo): a move with a large prior and a losing value gets its
+/// sqrt(k * prior * visits) playouts, where plain PUCT gives it a few; the policy target then
+/// takes them back (down to what PUCT would have given it against the move played), drops
+/// moves left with one visit, and matches a hand computation from the search's statistics.
+#[test]
+fn forced_playouts_visit_the_prior_and_pruning_takes_them_back() {
+    let p = Position::start(variant("brandubh"));
+    let moves = p.legal_moves();
+    let (bad, good) = (moves[5], moves[20]);
+    assert!(bad.from != good.from && bad.to != good.to);
+    let mut ev = Origins { root: p.clone(), good, bad, weights: vec![(good, 5.0), (bad, 3.0)], rest: 0.1 };
+    let run = |k: f32, ev: &mut Origins| {
+        let mut s = Search::new(p.clone(), SearchConfig { forced_playouts: k, ..cfg(400) }, 31);
+        s.run(ev)
+    };
+    let stat = |r: &SearchResult, m: Move| r.moves.iter().find(|s| s.mv == m).unwrap().clone();
+    let target = |r: &SearchResult, m: Move| r.policy.iter().find(|(x, _)| *x == m).unwrap().1;
+
+    let plain = run(0.0, &mut ev);
+    let sum = |r: &SearchResult| r.moves.iter().map(|s| s.visits).sum::<u32>() as f32;
+    assert_eq!(plain.best, Some(good));
+    assert!(stat(&plain, bad).visits <= 5, "plain PUCT gives the losing move few visits: {}", stat(&plain, bad).visits);
+    for s in &plain.moves {
+        assert_eq!(target(&plain, s.mv), s.visits as f32 / sum(&plain), "without forced playouts the target is the visits");
+    }
+
+    let k = 2.0;
+    let r = run(k, &mut ev);
+    let n_root = sum(&r) + 1.0;
+    assert_eq!(r.best, Some(good));
+    let b = stat(&r, bad);
+    let forced = (k * b.prior * n_root).sqrt();
+    assert!(b.visits as f32 + 1.0 >= forced && b.visits >= 3 * stat(&plain, bad).visits, "forced: {} visits, owed {forced:.1}", b.visits);
+    assert!(target(&r, bad) < 0.5 * b.visits as f32 / sum(&r), "pruning takes the forced visits back");
+    assert!(target(&r, good) > stat(&r, good).visits as f32 / sum(&r), "the move played keeps its visits");
+
+    // By hand: each child but the best keeps max(visits - forced, the fewest visits at which
+    // its PUCT score is not above the best's), at most its visits; one visit or none is dropped.
+    let sqrt_n = n_root.sqrt();
+    let g = stat(&r, good);
+    let bar = g.q.unwrap() + 1.5 * g.prior * sqrt_n / (1.0 + g.visits as f32);
+    let kept: Vec<(Move, f32)> = r
+        .moves
+        .iter()
+        .map(|s| {
+            let n = s.visits as f32;
+            if s.mv == good || n == 0.0 {
+                return (s.mv, n);
+            }
+            let q = s.q.unwrap();
+            let earned = if q >= bar { n } else { (1.5 * s.prior * sqrt_n / (bar - q) - 1.0).ceil().max(0.0) };
+            let keep = earned.max((n - (k * s.prior * n_root).sqrt()).ceil()).min(n);
+            (s.mv, if keep <= 1.0 { 0.0 } else { keep })
+        })
+        .collect();
+    let total: f32 = kept.iter().map(|x| x.1).sum();
+    assert!(kept.iter().any(|&(m, n)| n == 0.0 && stat(&r, m).visits == 1), "some one-visit moves are dropped");
+    for (m, n) in kept {
+        assert!((target(&r, m) - n / total).abs() < 1e-6, "{m}: target {} vs hand {}", target(&r, m), n / total);
+    }
+}
+
+#[test]
+fn forced_playouts_need_a_puct_root() {
+    let gumbel = SearchConfig { forced_playouts: 2.0, ..SearchConfig::gumbel() };
+    assert!(gumbel.validate().unwrap_err().contains("forced_playouts"));
+    assert!(SearchConfig { forced_playouts: -1.0, ..cfg(10) }.validate().unwrap_err().contains("forced_playouts = -1"));
+    assert!(SearchConfig { forced_playouts: 2.0, ..cfg(10) }.validate().is_ok());
+}

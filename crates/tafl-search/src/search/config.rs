@@ -82,6 +82,7 @@ impl RootPolicy {
 /// leaves_per_tree = 8
 /// root = { kind = "gumbel", k = 16 }
 /// noise = { fraction = 0.25 }     # PUCT roots only; leave out for none
+/// forced_playouts = 2.0           # PUCT roots only; 0 or left out: off
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -121,6 +122,15 @@ pub struct SearchConfig {
     /// across its move and the reply, keeps its side.
     #[serde(skip_serializing_if = "is_zero")]
     pub contempt: f32,
+    /// Forced playouts with policy target pruning (KataGo, Wu 2019), for a PUCT root in
+    /// self-play: `k` in the forced count sqrt(k * prior * root visits) (KataGo: 2; 0, the
+    /// default, turns it off). Every root child gets at least its forced count of visits, so
+    /// noise-raised moves are looked at enough to be judged; the policy target then takes back
+    /// from each child except the most visited the forced visits its PUCT score did not earn,
+    /// and drops a child left with one visit, so the target does not learn the noise. The move
+    /// played is chosen from the visits as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub forced_playouts: f32,
 }
 
 fn is_zero(v: &f32) -> bool {
@@ -145,6 +155,12 @@ impl SearchConfig {
         }
         if !(0.0..1.0).contains(&self.contempt) {
             return Err(format!("contempt = {}: must be a number in [0, 1)", self.contempt));
+        }
+        if !(self.forced_playouts >= 0.0 && self.forced_playouts.is_finite()) {
+            return Err(format!("forced_playouts = {}: must be a number >= 0 (0: off)", self.forced_playouts));
+        }
+        if self.forced_playouts > 0.0 && self.root != RootPolicy::Puct {
+            return Err("forced_playouts applies to PUCT roots only (root.kind = \"puct\")".into());
         }
         if let Some(n) = self.noise {
             if self.root != RootPolicy::Puct {
@@ -180,6 +196,7 @@ impl Default for SearchConfig {
             escape_probe: true,
             fork_probe: false,
             contempt: 0.0,
+            forced_playouts: 0.0,
         }
     }
 }

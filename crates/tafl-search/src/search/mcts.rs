@@ -1,5 +1,5 @@
 //! Monte Carlo tree search over one game: PUCT selection with first-play urgency, Dirichlet
-//! noise at the root, a Gumbel root with sequential halving for small budgets, virtual-loss
+//! noise and forced playouts (with policy target pruning) at the root, a Gumbel root with sequential halving for small budgets, virtual-loss
 //! leaf batching, tree reuse, and an exact solver for won and lost positions.
 //!
 //! A decision begins with [`Search::start`] (called by [`Search::new`], [`Search::advance`]
@@ -499,6 +499,7 @@ impl Search {
             }
             let child = match forced {
                 Some(a) if id == 0 => node.first_child + a as NodeId,
+                _ if id == 0 && self.cfg.forced_playouts > 0.0 => self.forced_playout().unwrap_or_else(|| self.select(0, 0)),
                 _ => self.select(id, leaf.path.len() - 1),
             };
             leaf.position.make(self.tree.nodes[child as usize].mv);
@@ -537,6 +538,60 @@ impl Search {
             }
         }
         best
+    }
+
+    /// A root child owed a forced playout (KataGo): one visited already (unvisited children
+    /// come in through first-play urgency, as before) whose visits, in flight included, are
+    /// below sqrt(k * prior * root visits). The one with the highest prior if several; none
+    /// proven lost for the root's side.
+    fn forced_playout(&self) -> Option<NodeId> {
+        let nodes = &self.tree.nodes;
+        let root = self.tree.root();
+        let total = (root.visits + root.in_flight) as f32;
+        root.children()
+            .filter(|&c| {
+                let ch = &nodes[c];
+                let n = (ch.visits + ch.in_flight) as f32;
+                ch.proof != Proof::Win && n > 0.0 && n < (self.cfg.forced_playouts * ch.prior * total).sqrt()
+            })
+            .max_by(|&a, &b| nodes[a].prior.total_cmp(&nodes[b].prior))
+            .map(|c| c as NodeId)
+    }
+
+    /// The root's visit counts with the forced playouts PUCT did not earn taken back
+    /// (KataGo's policy target pruning): each child but the one to play gives back up to its
+    /// forced count while its PUCT score, with the visits it keeps, stays at or below the best
+    /// child's; a child left with one visit is dropped. Without forced playouts, the visits.
+    fn pruned_visits(&self) -> Vec<f32> {
+        let nodes = &self.tree.nodes;
+        let root = self.tree.root();
+        let visits: Vec<f32> = root.children().map(|c| nodes[c].visits as f32).collect();
+        let k = self.cfg.forced_playouts;
+        let Some(best) = self.best_child().filter(|_| k > 0.0) else { return visits };
+        let total = root.visits as f32;
+        let sqrt_n = total.sqrt();
+        let first = root.first_child as usize;
+        let explore = |c: usize, n: f32| self.cfg.cpuct * nodes[c].prior * sqrt_n / (1.0 + n);
+        let Some(best_q) = self.root_child_q(best) else { return visits };
+        let bar = best_q + explore(best, visits[best - first]);
+        root.children()
+            .zip(&visits)
+            .map(|(c, &n)| {
+                let q = match self.root_child_q(c) {
+                    Some(q) if c != best && n > 0.0 => q,
+                    _ => return n,
+                };
+                // The fewest visits at which this child's PUCT score is not above the bar.
+                let earned = if q >= bar { n } else { (self.cfg.cpuct * nodes[c].prior * sqrt_n / (bar - q) - 1.0).ceil().max(0.0) };
+                let forced = (k * nodes[c].prior * total).sqrt();
+                let kept = earned.max((n - forced).ceil()).min(n);
+                if kept <= 1.0 {
+                    0.0
+                } else {
+                    kept
+                }
+            })
+            .collect()
     }
 
     /// Creates the children of `id` with their priors and checks which moves end the game.
@@ -716,7 +771,7 @@ impl Search {
     }
 
     /// Training target: the improved policy softmax(log prior + sigma(completed Q)) for a
-    /// Gumbel root, normalised visit counts otherwise.
+    /// Gumbel root, normalised visit counts otherwise (pruned of the forced playouts, if any).
     fn policy_target(&self) -> Vec<(Move, f32)> {
         let nodes = &self.tree.nodes;
         let root = self.tree.root();
@@ -728,7 +783,7 @@ impl Search {
             let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             logits.iter().map(|l| (l - m).exp()).collect()
         } else {
-            root.children().map(|c| nodes[c].visits as f32).collect()
+            self.pruned_visits()
         };
         let total: f32 = weights.iter().sum();
         let n = weights.len() as f32;

@@ -1,6 +1,7 @@
 //! Monte Carlo tree search over one game: PUCT selection with first-play urgency, Dirichlet
-//! noise and forced playouts (with policy target pruning) at the root, a Gumbel root with sequential halving for small budgets, virtual-loss
-//! leaf batching, tree reuse, and an exact solver for won and lost positions.
+//! noise and forced playouts (with policy target pruning) at the root, a Gumbel root with
+//! sequential halving for small budgets, virtual-loss leaf batching, tree reuse, and an exact
+//! solver for won and lost positions.
 //!
 //! A decision begins with [`Search::start`] (called by [`Search::new`], [`Search::advance`]
 //! and [`Search::reroot`]; call it again after [`Search::set_config`]). The root is prepared

@@ -350,15 +350,54 @@ fn root_noise_is_mixed_once_per_search_with_its_weight() {
     }
 }
 
-/// Scripted priors (`weights`, `rest` for other moves) and values that remember a root move:
-/// from the root mover's view +0.9 while the piece `good` moved still stands where it went,
-/// -0.9 likewise for `bad`, 0 otherwise, so a move's Q stays what it is when searched deeper.
+/// Scripted priors (`weights`, `rest` for other moves) and values that remember a root move,
+/// from the root mover's view ([`Mark`] says how), so a move's Q stays what it is when searched
+/// deeper.
 struct Footprints {
     root: Position,
     good: Move,
     bad: Move,
     weights: Vec<(Move, f32)>,
     rest: f32,
+    mark: Mark,
+}
+
+/// How [`Footprints`] sees that a root move was played.
+enum Mark {
+    /// +0.9 while the piece `good` moved still stands where it went, -0.9 likewise for `bad`,
+    /// 0 otherwise.
+    Stands,
+    /// Values that hold however deep the search goes: -0.9 once `bad`'s origin holds another
+    /// piece than at the root (or none), else +0.9 once `good`'s does, else 0.
+    Left,
+}
+
+impl Footprints {
+    /// The value of `p` from the root mover's view.
+    fn root_value(&self, p: &Position) -> f32 {
+        match self.mark {
+            Mark::Stands => {
+                let stands = |m: Move| p.piece_at(m.from).is_none() && p.piece_at(m.to) == self.root.piece_at(m.from);
+                if stands(self.good) {
+                    0.9
+                } else if stands(self.bad) {
+                    -0.9
+                } else {
+                    0.0
+                }
+            }
+            Mark::Left => {
+                let left = |m: Move| p.piece_at(m.from) != self.root.piece_at(m.from);
+                if left(self.bad) {
+                    -0.9
+                } else if left(self.good) {
+                    0.9
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
 }
 
 impl Evaluator for Footprints {
@@ -369,14 +408,7 @@ impl Evaluator for Footprints {
                 let raw: Vec<f32> = r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
                 let total: f32 = raw.iter().sum();
                 let p = r.position;
-                let stands = |m: Move| p.piece_at(m.from).is_none() && p.piece_at(m.to) == self.root.piece_at(m.from);
-                let mut v = if stands(self.good) {
-                    0.9
-                } else if stands(self.bad) {
-                    -0.9
-                } else {
-                    0.0
-                };
+                let mut v = self.root_value(p);
                 if p.to_move() != self.root.to_move() {
                     v = -v;
                 }
@@ -393,7 +425,7 @@ fn gumbel_plays_the_better_q_over_the_higher_prior() {
     let moves = p.legal_moves();
     let (bad, good) = (moves[5], moves[20]);
     assert!(bad.from != good.from && bad.to != good.to);
-    let mut ev = Footprints { root: p.clone(), good, bad, weights: vec![(bad, 2.0)], rest: 0.2 };
+    let mut ev = Footprints { root: p.clone(), good, bad, weights: vec![(bad, 2.0)], rest: 0.2, mark: Mark::Stands };
     for scale in [0.0, 1.0] {
         for seed in 0..4 {
             let root = RootPolicy::Gumbel { k: 64, c_visit: 50.0, c_scale: 0.1, gumbel_scale: scale };
@@ -967,41 +999,6 @@ fn contempt_makes_the_searching_side_avoid_a_drawing_repetition() {
     assert!(contempt.moves.iter().filter_map(|m| m.q).all(|q| q >= -0.4 - 1e-6));
 }
 
-/// [`Footprints`]' priors, with values that hold however deep the search goes: from the root
-/// mover's view -0.9 once `bad`'s origin holds another piece than at the root (or none), else
-/// +0.9 once `good`'s does, else 0.
-struct Origins {
-    root: Position,
-    good: Move,
-    bad: Move,
-    weights: Vec<(Move, f32)>,
-    rest: f32,
-}
-
-impl Evaluator for Origins {
-    fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<Evaluation> {
-        batch
-            .iter()
-            .map(|r| {
-                let raw: Vec<f32> = r.moves.iter().map(|m| self.weights.iter().find(|(w, _)| w == m).map_or(self.rest, |&(_, p)| p)).collect();
-                let total: f32 = raw.iter().sum();
-                let p = r.position;
-                let left = |m: Move| p.piece_at(m.from) != self.root.piece_at(m.from);
-                let mut v = match (left(self.good), left(self.bad)) {
-                    (_, true) => -0.9,
-                    (true, false) => 0.9,
-                    (false, false) => 0.0,
-                };
-                if p.to_move() != self.root.to_move() {
-                    v = -v;
-                }
-                let wdl = if v >= 0.0 { [v, 1.0 - v, 0.0] } else { [0.0, 1.0 + v, -v] };
-                Evaluation { priors: raw.iter().map(|x| x / total).collect(), wdl }
-            })
-            .collect()
-    }
-}
-
 /// Forced playouts (KataGo): a move with a large prior and a losing value gets its
 /// sqrt(k * prior * visits) playouts, where plain PUCT gives it a few; the policy target then
 /// takes them back (down to what PUCT would have given it against the move played), drops
@@ -1012,8 +1009,8 @@ fn forced_playouts_visit_the_prior_and_pruning_takes_them_back() {
     let moves = p.legal_moves();
     let (bad, good) = (moves[5], moves[20]);
     assert!(bad.from != good.from && bad.to != good.to);
-    let mut ev = Origins { root: p.clone(), good, bad, weights: vec![(good, 5.0), (bad, 3.0)], rest: 0.1 };
-    let run = |k: f32, ev: &mut Origins| {
+    let mut ev = Footprints { root: p.clone(), good, bad, weights: vec![(good, 5.0), (bad, 3.0)], rest: 0.1, mark: Mark::Left };
+    let run = |k: f32, ev: &mut Footprints| {
         let mut s = Search::new(p.clone(), SearchConfig { forced_playouts: k, ..cfg(400) }, 31);
         s.run(ev)
     };

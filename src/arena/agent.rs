@@ -7,10 +7,17 @@
 //! number format of the network's inference, see [`Precision`]). A value with a comma in it (a model
 //! path) is written in double quotes, with `\"` and `\\` inside: `az:model="runs/a,b/latest"`.
 //! Code that makes specs builds them as values ([`AgentSpec::new`]), never by formatting text.
+//!
+//! `repetition=draw` makes a searching agent read a threefold repetition as a draw in its own
+//! search while the referee keeps the variant's rule ([`RepetitionReading`]): what an agent
+//! facing OpenTafl does by default, since OpenTafl 0.4.8 scores Copenhagen's repetition win as
+//! a draw, and a search that plays for it throws away a win both programs would accept.
 
 use super::external::{External, ExternalSpec, Fault, Protocol};
 use crate::nn::{checkpoint, parse_device, NetEvaluator, NnError, Precision};
-use crate::rules::{Move, Position, Side, Variant};
+use crate::rules::notation::opentafl_repetition;
+use crate::rules::ruleset::Repetition;
+use crate::rules::{Move, Position, RuleSet, Side, Variant};
 use crate::search::solver::{wins_within_limit, Limit, OneSided, Scope};
 use crate::search::{Budget, Evaluator, Proof, RolloutEvaluator, RootPolicy, Search, SearchConfig, SearchResult};
 use rand::rngs::SmallRng;
@@ -71,6 +78,10 @@ pub struct AgentSpec {
     /// makes at most [`GUARD_MOVES`] moves, and with `time=` it has the end of the time:
     /// twice what it took on the last move, at most a quarter (`guard_reserve`).
     pub guard: u32,
+    /// How the agent's own search reads a threefold repetition (`repetition=rules|draw`);
+    /// `None` when the spec does not say: the variant's rule, unless the host sets a reading
+    /// ([`AgentSpec::facing`]). The referee always scores by the variant's rule.
+    pub repetition: Option<RepetitionReading>,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
     /// How to run an external engine (`htp`, `otep`).
@@ -80,6 +91,16 @@ pub struct AgentSpec {
     /// rules on the same board, and says so in its rows' changes. Not part of the text; `None`
     /// (the usual case) checks the model against the variant played.
     pub model_variant: Option<Arc<Variant>>,
+}
+
+/// How a searching agent reads a threefold repetition in its own search (`repetition=`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RepetitionReading {
+    /// As the variant's rules score it (`repetition=rules`).
+    Rules,
+    /// As a draw, whatever the rules say (`repetition=draw`): the reading of a host that
+    /// scores it so (OpenTafl 0.4.8 for Copenhagen's `tfr:dl`).
+    Draw,
 }
 
 impl fmt::Display for AgentSpec {
@@ -255,11 +276,18 @@ impl FromStr for AgentSpec {
                         value.parse().ok().filter(|&s: &f64| s > 0.0 && s.is_finite() && s < 1e6).ok_or_else(|| number("a positive number of seconds"))?;
                     spec.think_time = Some(Duration::from_secs_f64(secs));
                 }
+                "repetition" => {
+                    spec.repetition = Some(match value {
+                        "rules" => RepetitionReading::Rules,
+                        "draw" => RepetitionReading::Draw,
+                        _ => return Err(number("rules or draw")),
+                    })
+                }
                 "device" => spec.device = Some(value.to_string()),
                 "precision" => spec.precision = Some(value.parse().map_err(|m: String| err(format!("precision: {m}")))?),
                 _ => {
                     return Err(err(format!(
-                        "unknown option {key:?} (expected sims, time, model, k, cpuct, leaves_per_tree, probe, guard, contempt, device, precision)"
+                        "unknown option {key:?} (expected sims, time, model, k, cpuct, leaves_per_tree, probe, guard, contempt, repetition, device, precision)"
                     )))
                 }
             }
@@ -303,6 +331,7 @@ impl AgentSpec {
             search: SearchConfig { sims, ..kind_search(kind) },
             think_time: None,
             guard: 0,
+            repetition: None,
             external,
             model_variant: None,
         }
@@ -359,6 +388,11 @@ impl AgentSpec {
             }
             if self.search.contempt != d.contempt {
                 opts.push(format!("contempt={}", self.search.contempt));
+            }
+            match self.repetition {
+                None => {}
+                Some(RepetitionReading::Rules) => opts.push("repetition=rules".into()),
+                Some(RepetitionReading::Draw) => opts.push("repetition=draw".into()),
             }
         }
         if let Some(device) = &self.device {
@@ -420,6 +454,20 @@ impl AgentSpec {
     pub fn uses_model(&self) -> bool {
         self.model.is_some()
     }
+
+    /// The spec of a searching agent for a game that OpenTafl scores (an `otep` opponent in a
+    /// match, or OpenTafl hosting `tafl-lab engine`): where the spec does not say how to read
+    /// a repetition, the search reads it as OpenTafl 0.4.8 scores it ([`opentafl_repetition`]:
+    /// Copenhagen's repetition win is a draw there), so the default settings do not play for a
+    /// result the other program will not give. The spec's text then says `repetition=draw`.
+    /// Every other spec, and every variant both read alike, comes back as it was.
+    pub fn scored_by_opentafl(mut self, variant: &Variant) -> AgentSpec {
+        let theirs = opentafl_repetition(&variant.rules);
+        if self.search_config().is_some() && self.repetition.is_none() && theirs == Repetition::Draw && variant.rules.repetition != theirs {
+            self.repetition = Some(RepetitionReading::Draw);
+        }
+        self
+    }
 }
 
 // One per agent, built once: the size of the largest variant costs nothing worth a box.
@@ -437,6 +485,10 @@ enum Engine {
         /// How long the guard took on the last move (`None` before its first): what the next
         /// move keeps back from its search ([`guard_reserve`]).
         guard_cost: Option<Duration>,
+        /// The variant the search reads positions under when it is not the one played
+        /// (`repetition=draw` under rules that score repetition otherwise): the same board,
+        /// only the repetition rule differs ([`Position::reread`]).
+        reading: Option<Arc<Variant>>,
     },
 }
 
@@ -522,7 +574,18 @@ impl Agent {
         let (engine, about) = match spec.search_config() {
             None => (Engine::Random(SmallRng::seed_from_u64(seed)), "uniformly random legal moves".to_string()),
             Some(cfg) => {
-                let search = describe_search(&cfg, spec.think_time, spec.guard);
+                let reading = match spec.repetition {
+                    Some(RepetitionReading::Draw) if variant.rules.repetition != Repetition::Draw => {
+                        let rules = RuleSet { repetition: Repetition::Draw, ..variant.rules.clone() };
+                        let v = variant.with_rules(rules).map_err(|e| AgentError::Spec { spec: spec.to_string(), message: format!("repetition=draw: {e}") })?;
+                        Some(Arc::new(v))
+                    }
+                    _ => None,
+                };
+                let mut search = describe_search(&cfg, spec.think_time, spec.guard);
+                if reading.is_some() {
+                    search.push_str(", threefold repetition read as a draw (repetition=draw; the game is scored by the variant's rule)");
+                }
                 let (evaluator, about): (Box<dyn Evaluator>, String) = match &spec.model {
                     None => (Box::new(RolloutEvaluator::new(seed ^ 0x5eed)), format!("random rollouts (no network); search: {search}")),
                     Some(path) => {
@@ -544,7 +607,8 @@ impl Agent {
                         (Box::new(NetEvaluator::new(net, variant, spec.precision())), about)
                     }
                 };
-                (Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard, guard_cost: None }, about)
+                let engine = Engine::Search { search: None, evaluator, cfg, seed, think_time: spec.think_time, guard: spec.guard, guard_cost: None, reading };
+                (engine, about)
             }
         };
         Ok(Agent { engine, about })
@@ -567,13 +631,23 @@ impl Agent {
     /// it is given, else for the spec's `time=` if it has one ([`Budget::Until`]: PUCT until
     /// the time is up, Gumbel within its budget).
     pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
-        let Engine::Search { search, evaluator, cfg, seed, think_time, .. } = &mut self.engine else {
+        let Engine::Search { search, evaluator, cfg, seed, think_time, reading, .. } = &mut self.engine else {
             return None;
         };
         let time = time.or(*think_time);
         if pos.is_over() {
             return None;
         }
+        let reread;
+        let pos = match reading {
+            Some(v) => {
+                // The reading differs from the variant played only in its repetition rule; a
+                // position of some other variant is searched as it is.
+                reread = pos.reread(v);
+                reread.as_ref().unwrap_or(pos)
+            }
+            None => pos,
+        };
         let s = match search {
             Some(s) => {
                 s.reroot(pos);
@@ -615,8 +689,10 @@ impl Agent {
                 }
                 Some((moves[rng.gen_range(0..moves.len())], None))
             }
-            Engine::Search { guard, think_time, guard_cost, .. } => {
+            Engine::Search { guard, think_time, guard_cost, reading, .. } => {
                 let (guard, think_time, last_cost) = (*guard, time.or(*think_time), *guard_cost);
+                // The guard reads the position as the search does.
+                let read = reading.as_ref().and_then(|v| pos.reread(v));
                 let started = std::time::Instant::now();
                 let search_time = think_time.filter(|_| guard > 0).map(|t| t - guard_reserve(t, last_cost));
                 let result = self.think_for(pos, search_time.or(think_time))?;
@@ -625,7 +701,7 @@ impl Agent {
                 if guard > 0 && result.proof != Proof::Win {
                     let checking = std::time::Instant::now();
                     let limit = Limit { moves: GUARD_MOVES, deadline: think_time.map(|t| started + t), scope: Scope::Tactical };
-                    best = guarded(pos, &result, guard, limit).unwrap_or(best);
+                    best = guarded(read.as_ref().unwrap_or(pos), &result, guard, limit).unwrap_or(best);
                     cost = Some(checking.elapsed());
                 }
                 if let Engine::Search { search, guard_cost, .. } = &mut self.engine {
@@ -720,5 +796,58 @@ mod tests {
         let mut plain = Agent::new(&"mcts:sims=50,time=0.05".parse().unwrap(), &variant, 1).unwrap();
         plain.choose(&pos).expect("a move");
         assert_eq!(guard_cost(&plain), None);
+    }
+
+    /// Copenhagen, attackers to move, where b4-a4 makes the third occurrence of the board
+    /// after a8-b8: the rules (the defenders lose on a repetition) make it a win.
+    fn copenhagen_repetition_at_hand() -> (Arc<Variant>, Position, Move) {
+        let variant = Arc::new(Variant::from_spec("copenhagen").unwrap());
+        let mut pos = Position::start(variant.clone());
+        for m in "a8-b8 d6-c6 a4-b4 c6-d6 b4-a4 d6-c6 a4-b4 c6-d6".split(' ') {
+            pos.play(Move::parse(m, pos.geometry()).unwrap()).unwrap();
+        }
+        let repeat = Move::parse("b4-a4", pos.geometry()).unwrap();
+        let mut after = pos.clone();
+        after.play(repeat).unwrap();
+        assert_eq!(after.outcome().map(|o| (o.winner, o.reason)), Some((Some(Side::Attackers), crate::rules::Reason::Repetition)));
+        (variant, pos, repeat)
+    }
+
+    #[test]
+    fn an_agent_that_reads_repetition_as_a_draw_does_not_see_the_repetition_win() {
+        let (variant, pos, repeat) = copenhagen_repetition_at_hand();
+        let mut by_rules = Agent::new(&"mcts:sims=64".parse().unwrap(), &variant, 1).unwrap();
+        let r = by_rules.think(&pos).unwrap();
+        assert_eq!((r.proof, r.best), (Proof::Win, Some(repeat)), "by the rules the repetition wins at once");
+        let mut drawing = Agent::new(&"mcts:sims=64,repetition=draw".parse().unwrap(), &variant, 1).unwrap();
+        assert!(drawing.about().contains("repetition read as a draw"), "{}", drawing.about());
+        let r = drawing.think(&pos).unwrap();
+        assert_ne!(r.proof, Proof::Win, "read as a draw, the repetition wins nothing");
+        let stat = r.moves.iter().find(|m| m.mv == repeat).expect("the repeating move was searched");
+        assert_eq!(stat.proof, Proof::Draw, "{stat:?}");
+        // The move it chose is played on the game's own board (the rules' variant), and the
+        // guard reads the position as the search does.
+        let mv = drawing.choose(&pos).unwrap();
+        assert!(pos.is_legal(mv));
+        let mut guarded = Agent::new(&"mcts:sims=64,guard=2,repetition=draw".parse().unwrap(), &variant, 1).unwrap();
+        assert!(pos.is_legal(guarded.choose(&pos).unwrap()));
+    }
+
+    #[test]
+    fn against_opentafl_a_searching_agent_reads_copenhagen_repetition_as_opentafl_scores_it() {
+        let cph = Variant::from_spec("copenhagen").unwrap();
+        let brandubh = Variant::from_spec("brandubh").unwrap();
+        let az: AgentSpec = "az:model=m,time=1".parse().unwrap();
+        let facing = az.clone().scored_by_opentafl(&cph);
+        assert_eq!(facing.repetition, Some(RepetitionReading::Draw));
+        assert_eq!(facing.to_string(), "az:model=m,sims=200,time=1,repetition=draw", "the label says so");
+        // Rules both programs read alike, a spec that says how to read it, and agents that
+        // do not search are left as they were.
+        assert_eq!(brandubh.rules.repetition, crate::rules::notation::opentafl_repetition(&brandubh.rules));
+        assert_eq!(az.clone().scored_by_opentafl(&brandubh), az);
+        let told: AgentSpec = "az:model=m,repetition=rules".parse().unwrap();
+        assert_eq!(told.clone().scored_by_opentafl(&cph), told);
+        let random: AgentSpec = "random".parse().unwrap();
+        assert_eq!(random.clone().scored_by_opentafl(&cph), random);
     }
 }

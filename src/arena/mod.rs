@@ -14,7 +14,7 @@ pub mod external;
 pub mod provenance;
 pub mod shard;
 
-pub use agent::{Agent, AgentError, AgentKind, AgentSpec};
+pub use agent::{Agent, AgentError, AgentKind, AgentSpec, RepetitionReading};
 pub use external::{Fault, ForfeitCause};
 pub use provenance::AgentRecord;
 pub use shard::{Shard, ShardError};

@@ -25,7 +25,9 @@
 //!   position, its own position as it stands (the moves are known already), the moves played
 //!   from the start, and at last the host's board without its history;
 //! - `rules` strings are read as the program reads them (`ks:`, `tfr:`; see
-//!   `tafl_rules::notation`).
+//!   `tafl_rules::notation`), and the engine's search reads a repetition as the program scores
+//!   it (`tfr:dl`, Copenhagen's repetition win, is a draw there: [`crate::arena::AgentSpec::scored_by_opentafl`])
+//!   unless the agent spec says `repetition=rules`.
 //!
 //! No input makes the engine panic or exit, except `goodbye` and the end of input. Lines are
 //! read as bytes: one that is not UTF-8 is answered `error 0` and the engine reads on.
@@ -69,7 +71,7 @@ fn sorted(mut pieces: Vec<(Square, Piece)>) -> Vec<(Square, Piece)> {
 
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Result<Engine, AgentError> {
-        let agent = Agent::new(&cfg.agent, &cfg.variant, cfg.seed)?;
+        let agent = Agent::new(&cfg.agent.clone().scored_by_opentafl(&cfg.variant), &cfg.variant, cfg.seed)?;
         let variant = cfg.variant.clone();
         Ok(Engine { position: Position::start(variant.clone()), variant, agent, refused: None, side: None, clock: None, before_our_move: None, cfg })
     }
@@ -177,7 +179,7 @@ impl Engine {
             return Err(format!("the model plays {} ({size}x{size}) and these rules differ", self.cfg.variant.name));
         }
         let variant = Arc::new(v);
-        self.agent = Agent::new(&self.cfg.agent, &variant, self.cfg.seed).map_err(|e| e.to_string())?;
+        self.agent = Agent::new(&self.cfg.agent.clone().scored_by_opentafl(&variant), &variant, self.cfg.seed).map_err(|e| e.to_string())?;
         self.position = Position::start(variant.clone());
         self.variant = variant;
         Ok(())

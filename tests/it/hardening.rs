@@ -128,6 +128,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
         "az:model=m,time=1,probe=2,guard=7",
         "az:model=m,time=1,probe=2,contempt=0.2",
         "mcts:sims=10,guard=5",
+        "az:model=m,time=1,repetition=draw",
+        "mcts:sims=10,repetition=rules",
     ];
     for t in texts {
         let spec: AgentSpec = t.parse().unwrap();
@@ -177,6 +179,8 @@ fn canonical_specs_round_trip_and_defaults_have_one_home() {
     assert_eq!("az:model=m,guard=0".parse::<AgentSpec>().unwrap().canonical(), "az:model=m,sims=200");
     let e = "az:model=m,guard=16".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("guard") && e.contains("0 to 15"), "{e}");
+    let e = "az:model=m,repetition=loss".parse::<AgentSpec>().unwrap_err().to_string();
+    assert!(e.contains("repetition") && e.contains("rules or draw"), "{e}");
     let e = "az:model=m,probe=3".parse::<AgentSpec>().unwrap_err().to_string();
     assert!(e.contains("probe") && e.contains("0, 1 or 2"), "{e}");
     // A think time is for searches that can use any number of simulations.

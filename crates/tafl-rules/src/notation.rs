@@ -693,6 +693,18 @@ pub fn opentafl_scores_otherwise(rules: &RuleSet, outcome: &crate::types::Outcom
     }
 }
 
+/// The repetition rule OpenTafl 0.4.8 plays by, for `rules` written as [`rules_string`] writes
+/// them: `tfr:dl` (the defenders lose, Copenhagen; a tafl-lab key it does not know) and `tfr:i`
+/// (repetition ignored, Tablut) it reads as `tfr:d`, a draw at the third occurrence; the other
+/// rules as written (docs/engines.md lists the readings). An agent facing OpenTafl searches by it, so that it does not play for a
+/// win that OpenTafl scores as a draw ([`opentafl_scores_otherwise`] lists such games apart).
+pub fn opentafl_repetition(rules: &RuleSet) -> Repetition {
+    match rules.repetition {
+        Repetition::DefendersLose | Repetition::None => Repetition::Draw,
+        other => other,
+    }
+}
+
 /// Writes a variant as an OpenTafl rules string (with tafl-lab's extension keys where OpenTafl
 /// has none), such that [`parse_rules_string`] reads back the same rules and layout.
 ///
@@ -950,5 +962,20 @@ mod opentafl_scoring_tests {
         assert_eq!(opentafl_scores_otherwise(&rules, &rep), None);
         rules.no_moves = NoMoves::Draw;
         assert!(opentafl_scores_otherwise(&rules, &Outcome { winner: None, reason: Reason::NoMoves }).is_some());
+    }
+
+    /// The rule an agent facing OpenTafl searches by: a draw where OpenTafl scores Copenhagen's
+    /// (or Tablut's ignored) repetition as one, every rule both programs read alike unchanged.
+    #[test]
+    fn opentafl_plays_copenhagen_repetition_as_a_draw_and_the_others_as_written() {
+        let cph = Variant::preset("copenhagen").expect("preset");
+        assert_eq!(opentafl_repetition(&cph.rules), Repetition::Draw);
+        assert_eq!(opentafl_repetition(&RuleSet { repetition: Repetition::None, ..cph.rules.clone() }), Repetition::Draw, "tfr:i");
+        for r in [Repetition::Draw, Repetition::MoverLoses, Repetition::MoverWins] {
+            assert_eq!(opentafl_repetition(&RuleSet { repetition: r, ..cph.rules.clone() }), r);
+        }
+        // Wherever the two readings differ, OpenTafl's scoring of the repetition differs too.
+        let rep = Outcome::win(Side::Attackers, Reason::Repetition);
+        assert!(opentafl_scores_otherwise(&cph.rules, &rep).is_some());
     }
 }

@@ -268,6 +268,30 @@ impl Position {
         pos
     }
 
+    /// This position, with its whole history, under `variant`'s rules: the same board, side
+    /// to move, ply and earlier positions, the hashes moved to the new rules' fingerprint. Only
+    /// a variant whose rules differ from this one's in nothing but [`RuleSet::repetition`]
+    /// (the one rule that looks only at history) is accepted; anything else is `None`.
+    ///
+    /// Why: an agent may search under the reading its opponent's host scores by (OpenTafl
+    /// 0.4.8 scores a Copenhagen repetition as a draw) while the referee keeps the variant's
+    /// own rules. The outcome stays this position's: a game already over stays over as it was.
+    ///
+    /// [`RuleSet::repetition`]: crate::ruleset::RuleSet::repetition
+    pub fn reread(&self, variant: &Arc<Variant>) -> Option<Position> {
+        let same_otherwise = crate::ruleset::RuleSet { repetition: self.variant.rules.repetition, ..variant.rules.clone() };
+        if variant.geometry != self.variant.geometry || same_otherwise != self.variant.rules {
+            return None;
+        }
+        let shift = self.variant.tables.rules_key ^ variant.tables.rules_key;
+        let mut pos = self.clone();
+        pos.variant = variant.clone();
+        pos.hash ^= shift;
+        pos.history.iter_mut().for_each(|h| *h ^= shift);
+        debug_assert_eq!(pos.hash, pos.compute_hash());
+        Some(pos)
+    }
+
     /// The hash recomputed from scratch; equals [`Position::hash`] (a property test checks it).
     pub fn compute_hash(&self) -> u64 {
         let mut h = self.variant.tables.rules_key;

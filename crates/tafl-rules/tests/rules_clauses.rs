@@ -1025,6 +1025,38 @@ fn repetition_draw() {
 }
 
 #[test]
+fn a_position_reread_under_another_repetition_rule_ends_by_that_rule() {
+    // The game of `repetition_game` under Copenhagen's reading (the defenders lose), reread
+    // one move before the third occurrence under a draw: the history comes along (the count
+    // goes on to 3) and the new rule scores it. Other rules may not change on the way.
+    let v = variant_with("brandubh", |r| r.repetition = Repetition::DefendersLose);
+    let mut p = board(
+        &v,
+        "
+        + . . . . . +
+        . a . . . . .
+        . . . . . . .
+        . . . k . . .
+        . . . . . . .
+        . . . . . d .
+        + . . . . . +",
+        Side::Defenders,
+    );
+    play_all(&mut p, "f2-f3 b6-b5 f3-f2 b5-b6 f2-f3 b6-b5 f3-f2");
+    let drawn = std::sync::Arc::new(v.with_rules(tafl_rules::RuleSet { repetition: Repetition::Draw, ..v.rules.clone() }).unwrap());
+    let mut q = p.reread(&drawn).expect("only the repetition rule differs");
+    assert_eq!((q.ply(), q.to_move(), q.repetitions(), q.pieces()), (p.ply(), p.to_move(), p.repetitions(), p.pieces()));
+    assert_eq!(q.hash(), q.compute_hash());
+    assert_ne!(q.hash(), p.hash(), "the hash carries the rules' fingerprint");
+    play(&mut q, "b5-b6");
+    play(&mut p, "b5-b6");
+    assert_eq!((p.outcome(), q.outcome()), (win(Side::Attackers, Reason::Repetition), draw(Reason::Repetition)));
+    let walled =
+        std::sync::Arc::new(v.with_rules(tafl_rules::RuleSet { repetition: Repetition::Draw, shieldwall: !v.rules.shieldwall, ..v.rules.clone() }).unwrap());
+    assert!(p.reread(&walled).is_none(), "a change beyond the repetition rule is refused");
+}
+
+#[test]
 fn repetition_ignored() {
     assert_eq!(repetition_game(Repetition::None), (None, None));
 }

@@ -24,7 +24,8 @@ for record in "$@"; do
         n=$((n + 1))
         if [[ $line == "# game "* ]]; then header=$line; continue; fi
         [[ $line == "#"* || -z $header ]] && continue
-        if [[ $header == *"forfeit: resigned"* ]]; then
+        # "defenders forfeit (resigned): ..." since fef5b4c; "defenders forfeit: resigned" before.
+        if [[ $header == *"forfeit (resigned)"* || $header == *"forfeit: resigned"* ]]; then
             game=${header#\# game }; game=${game%%:*}
             verdict=$("$bin" analyze --variant "$variant" --moves "$line" --exhaustive "$plies") \
                 || { echo "error: $record, line $n: the moves do not replay" >&2; exit 1; }

@@ -80,7 +80,7 @@ pub struct AgentSpec {
     pub guard: u32,
     /// How the agent's own search reads a threefold repetition (`repetition=rules|draw`);
     /// `None` when the spec does not say: the variant's rule, unless the host sets a reading
-    /// ([`AgentSpec::facing`]). The referee always scores by the variant's rule.
+    /// ([`AgentSpec::scored_by_opentafl`]). The referee always scores by the variant's rule.
     pub repetition: Option<RepetitionReading>,
     /// The search settings (unused by `random` and external engines).
     pub search: SearchConfig,
@@ -468,6 +468,20 @@ impl AgentSpec {
         }
         self
     }
+
+    /// Two specs as they play each other: each one facing OpenTafl (`otep`) reads repetition
+    /// as OpenTafl scores it ([`AgentSpec::scored_by_opentafl`]); every game of every command
+    /// goes through it ([`crate::arena::play_match_until`]), and `match` labels with it.
+    pub fn pairing(a: &AgentSpec, b: &AgentSpec, variant: &Variant) -> (AgentSpec, AgentSpec) {
+        let facing = |me: &AgentSpec, other: &AgentSpec| {
+            if other.kind == AgentKind::Otep {
+                me.clone().scored_by_opentafl(variant)
+            } else {
+                me.clone()
+            }
+        };
+        (facing(a, b), facing(b, a))
+    }
 }
 
 // One per agent, built once: the size of the largest variant costs nothing worth a box.
@@ -849,5 +863,10 @@ mod tests {
         assert_eq!(told.clone().scored_by_opentafl(&cph), told);
         let random: AgentSpec = "random".parse().unwrap();
         assert_eq!(random.clone().scored_by_opentafl(&cph), random);
+        // In a pairing only the side facing OpenTafl changes.
+        let otep: AgentSpec = "otep:cmd=x".parse().unwrap();
+        assert_eq!(AgentSpec::pairing(&az, &otep, &cph), (facing.clone(), otep.clone()));
+        assert_eq!(AgentSpec::pairing(&otep, &az, &cph), (otep.clone(), facing));
+        assert_eq!(AgentSpec::pairing(&az, &told, &cph), (az.clone(), told.clone()));
     }
 }

@@ -412,6 +412,9 @@ pub fn play_match_until(
     on_game: &(dyn Fn(&GameResult) + Sync),
     stop: &(dyn Fn(&[GameResult]) -> bool + Sync),
 ) -> Result<Vec<GameResult>, AgentError> {
+    // Every command's games come here (match, tournament, ladder, balance, a run's evaluation):
+    // an agent facing OpenTafl searches by OpenTafl's reading of repetition.
+    let (a, b) = &AgentSpec::pairing(a, b, variant);
     // Build once here so that spec and model errors surface before any game starts.
     Agent::new(a, variant, 0)?;
     Agent::new(b, variant, 0)?;

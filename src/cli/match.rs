@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tafl_lab::arena::shard::ShardFile;
-use tafl_lab::arena::{self, AgentKind, MatchConfig, MatchSummary, Shard};
+use tafl_lab::arena::{self, AgentSpec, MatchConfig, MatchSummary, Shard};
 use tafl_lab::lab::matches::{self, MatchJob, MatchSettings, Played};
 use tafl_lab::rules::{Side, Variant};
 use tafl_lab::stats::{elo_interval, Sprt, SprtDecision};
@@ -75,17 +75,11 @@ pub fn run(m: &MatchArgs, out: &mut impl Write) -> Result<()> {
     let common = &m.common;
     let variant = Arc::new(Variant::from_spec(&common.variant)?);
     let text = |spec: &Option<String>| spec.clone().unwrap_or_default(); // clap requires both without --merge
-    let mut a = super::parse_agent("--a", &text(&m.a), &common.device)?;
-    let mut b = super::parse_agent("--b", &text(&m.b), &common.device)?;
+    let a = super::parse_agent("--a", &text(&m.a), &common.device)?;
+    let b = super::parse_agent("--b", &text(&m.b), &common.device)?;
     // Against OpenTafl, an agent that does not say otherwise searches by the repetition rule
     // OpenTafl scores by (Copenhagen's repetition win is a draw there); its label says so.
-    let (a_kind, b_kind) = (a.kind, b.kind);
-    if b_kind == AgentKind::Otep {
-        a = a.scored_by_opentafl(&variant);
-    }
-    if a_kind == AgentKind::Otep {
-        b = b.scored_by_opentafl(&variant);
-    }
+    let (mut a, mut b) = AgentSpec::pairing(&a, &b, &variant);
     if let Some(dir) = &m.engine_log {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("--engine-log {}: {e}", dir.display()))?;
         for ext in [&mut a, &mut b].into_iter().filter_map(|s| s.external.as_mut()) {

@@ -180,6 +180,8 @@ impl Engine {
         }
         let variant = Arc::new(v);
         self.agent = Agent::new(&self.cfg.agent.clone().scored_by_opentafl(&variant), &variant, self.cfg.seed).map_err(|e| e.to_string())?;
+        // On standard error (not protocol): what plays under the host's rules.
+        eprintln!("tafl-lab engine: rules {}: {}", variant.name, self.agent.about());
         self.position = Position::start(variant.clone());
         self.variant = variant;
         Ok(())

@@ -974,7 +974,8 @@ mod opentafl_scoring_tests {
         for r in [Repetition::Draw, Repetition::MoverLoses, Repetition::MoverWins] {
             assert_eq!(opentafl_repetition(&RuleSet { repetition: r, ..cph.rules.clone() }), r);
         }
-        // Wherever the two readings differ, OpenTafl's scoring of the repetition differs too.
+        // Where a repetition ends the game by both rules but the readings differ, OpenTafl's
+        // scoring differs too (an ignored repetition ends nothing in tafl-lab's game).
         let rep = Outcome::win(Side::Attackers, Reason::Repetition);
         assert!(opentafl_scores_otherwise(&cph.rules, &rep).is_some());
     }

@@ -645,23 +645,30 @@ impl Agent {
     /// it is given, else for the spec's `time=` if it has one ([`Budget::Until`]: PUCT until
     /// the time is up, Gumbel within its budget).
     pub fn think_for(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
-        let Engine::Search { search, evaluator, cfg, seed, think_time, reading, .. } = &mut self.engine else {
+        let read = self.read(pos);
+        self.search_read(&read, time)
+    }
+
+    /// `pos` as the agent's search reads it: under its repetition reading where it has one
+    /// (`repetition=draw`, [`Position::reread`]), else as it is. The reading differs from the
+    /// variant played only in its repetition rule; a position of some other variant is read
+    /// as it is.
+    fn read<'a>(&self, pos: &'a Position) -> std::borrow::Cow<'a, Position> {
+        match &self.engine {
+            Engine::Search { reading: Some(v), .. } => pos.reread(v).map_or(std::borrow::Cow::Borrowed(pos), std::borrow::Cow::Owned),
+            _ => std::borrow::Cow::Borrowed(pos),
+        }
+    }
+
+    /// [`Agent::think_for`] on a position already read ([`Agent::read`]).
+    fn search_read(&mut self, pos: &Position, time: Option<std::time::Duration>) -> Option<SearchResult> {
+        let Engine::Search { search, evaluator, cfg, seed, think_time, .. } = &mut self.engine else {
             return None;
         };
         let time = time.or(*think_time);
         if pos.is_over() {
             return None;
         }
-        let reread;
-        let pos = match reading {
-            Some(v) => {
-                // The reading differs from the variant played only in its repetition rule; a
-                // position of some other variant is searched as it is.
-                reread = pos.reread(v);
-                reread.as_ref().unwrap_or(pos)
-            }
-            None => pos,
-        };
         let s = match search {
             Some(s) => {
                 s.reroot(pos);
@@ -703,19 +710,19 @@ impl Agent {
                 }
                 Some((moves[rng.gen_range(0..moves.len())], None))
             }
-            Engine::Search { guard, think_time, guard_cost, reading, .. } => {
+            Engine::Search { guard, think_time, guard_cost, .. } => {
                 let (guard, think_time, last_cost) = (*guard, time.or(*think_time), *guard_cost);
-                // The guard reads the position as the search does.
-                let read = reading.as_ref().and_then(|v| pos.reread(v));
                 let started = std::time::Instant::now();
                 let search_time = think_time.filter(|_| guard > 0).map(|t| t - guard_reserve(t, last_cost));
-                let result = self.think_for(pos, search_time.or(think_time))?;
+                // Read once: the search and the guard see the same position.
+                let read = self.read(pos);
+                let result = self.search_read(&read, search_time.or(think_time))?;
                 let mut best = result.best?;
                 let mut cost = last_cost;
                 if guard > 0 && result.proof != Proof::Win {
                     let checking = std::time::Instant::now();
                     let limit = Limit { moves: GUARD_MOVES, deadline: think_time.map(|t| started + t), scope: Scope::Tactical };
-                    best = guarded(read.as_ref().unwrap_or(pos), &result, guard, limit).unwrap_or(best);
+                    best = guarded(&read, &result, guard, limit).unwrap_or(best);
                     cost = Some(checking.elapsed());
                 }
                 if let Engine::Search { search, guard_cost, .. } = &mut self.engine {

@@ -982,7 +982,9 @@ fn no_encirclement_where_the_rules_have_none() {
 
 // ----- repetition -------------------------------------------------------------------------
 
-fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<tafl_rules::Outcome>) {
+/// Brandubh under `rule` after seven plies of two pieces shuttling from the board below
+/// (defenders to move): the attackers' b5-b6 brings that board back a third time.
+fn shuttle_before_the_third(rule: Repetition) -> tafl_rules::Position {
     let v = variant_with("brandubh", |r| r.repetition = rule);
     let mut p = board(
         &v,
@@ -997,6 +999,11 @@ fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<taf
         Side::Defenders,
     );
     play_all(&mut p, "f2-f3 b6-b5 f3-f2 b5-b6 f2-f3 b6-b5 f3-f2");
+    p
+}
+
+fn repetition_game(rule: Repetition) -> (Option<tafl_rules::Outcome>, Option<tafl_rules::Outcome>) {
+    let mut p = shuttle_before_the_third(rule);
     let before = p.outcome();
     play(&mut p, "b5-b6");
     assert_eq!(p.repetitions(), 3);
@@ -1029,20 +1036,8 @@ fn a_position_reread_under_another_repetition_rule_ends_by_that_rule() {
     // The game of `repetition_game` under Copenhagen's reading (the defenders lose), reread
     // one move before the third occurrence under a draw: the history comes along (the count
     // goes on to 3) and the new rule scores it. Other rules may not change on the way.
-    let v = variant_with("brandubh", |r| r.repetition = Repetition::DefendersLose);
-    let mut p = board(
-        &v,
-        "
-        + . . . . . +
-        . a . . . . .
-        . . . . . . .
-        . . . k . . .
-        . . . . . . .
-        . . . . . d .
-        + . . . . . +",
-        Side::Defenders,
-    );
-    play_all(&mut p, "f2-f3 b6-b5 f3-f2 b5-b6 f2-f3 b6-b5 f3-f2");
+    let mut p = shuttle_before_the_third(Repetition::DefendersLose);
+    let v = p.variant().clone();
     let drawn = std::sync::Arc::new(v.with_rules(tafl_rules::RuleSet { repetition: Repetition::Draw, ..v.rules.clone() }).unwrap());
     let mut q = p.reread(&drawn).expect("only the repetition rule differs");
     assert_eq!((q.ply(), q.to_move(), q.repetitions(), q.pieces()), (p.ply(), p.to_move(), p.repetitions(), p.pieces()));

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # Checks every resignation in match records (`tafl-lab match --record`): the final position of
 # each game that ended "forfeit: resigned" is searched exhaustively (`analyze --exhaustive`)
-# and the resigning side must lose by force within PLIES plies by tafl-lab's rules. Prints one
-# line per resigned game; exits 1 if any resignation is not shown lost within the horizon.
-# Usage: scripts/repro/check-resignations.sh PLIES RECORD...   (TAFL_LAB_BIN: the binary to use)
+# and the resigning side must lose by force within PLIES plies by tafl-lab's rules; or, with
+# `prove=N` for PLIES, by a proof-number search of at most N expansions whose proof is checked
+# move by move (`analyze --prove N`: wins of any length, where repetition can only help the
+# winner). Prints one line per resigned game; exits 1 if any resignation is not shown lost.
+# Usage: scripts/repro/check-resignations.sh PLIES|prove=N RECORD...   (TAFL_LAB_BIN: the binary to use)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-plies=${1:?usage: scripts/repro/check-resignations.sh PLIES RECORD...}
+plies=${1:?usage: scripts/repro/check-resignations.sh PLIES|prove=N RECORD...}
 shift
-[[ $plies =~ ^[0-9]+$ ]] || { echo "error: PLIES must be a number, not '$plies'" >&2; exit 1; }
-[[ $# -gt 0 ]] || { echo "usage: scripts/repro/check-resignations.sh PLIES RECORD..." >&2; exit 1; }
+if [[ $plies =~ ^prove=([0-9]+)$ ]]; then
+    search=(--prove "${BASH_REMATCH[1]}")
+    horizon="a proof of at most ${BASH_REMATCH[1]} expansions"
+elif [[ $plies =~ ^[0-9]+$ ]]; then
+    search=(--exhaustive "$plies")
+    horizon="$plies plies"
+else
+    echo "error: the first argument must be a number of plies or prove=N, not '$plies'" >&2
+    exit 1
+fi
+[[ $# -gt 0 ]] || { echo "usage: scripts/repro/check-resignations.sh PLIES|prove=N RECORD..." >&2; exit 1; }
 bin=${TAFL_LAB_BIN:-target/release/tafl-lab}
 [[ -x $bin ]] || { echo "error: $bin is missing: build with cargo build --release, or set TAFL_LAB_BIN" >&2; exit 1; }
 unproven=0
@@ -27,7 +38,7 @@ for record in "$@"; do
         # "defenders forfeit (resigned): ..." since fef5b4c; "defenders forfeit: resigned" before.
         if [[ $header == *"forfeit (resigned)"* || $header == *"forfeit: resigned"* ]]; then
             game=${header#\# game }; game=${game%%:*}
-            verdict=$("$bin" analyze --variant "$variant" --moves "$line" --exhaustive "$plies") \
+            verdict=$("$bin" analyze --variant "$variant" --moves "$line" "${search[@]}") \
                 || { echo "error: $record, line $n: the moves do not replay" >&2; exit 1; }
             echo "$record, game $game: $verdict"
             resigned=$((resigned + 1))
@@ -36,5 +47,5 @@ for record in "$@"; do
         header=""
     done < "$record"
 done
-echo "$((resigned - unproven)) of $resigned resignations shown lost within $plies plies"
+echo "$((resigned - unproven)) of $resigned resignations shown lost within $horizon"
 [[ $unproven -eq 0 ]] || exit 1

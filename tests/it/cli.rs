@@ -162,6 +162,31 @@ fn analyze_exhaustive_says_who_wins_by_force_and_how() {
 }
 
 #[test]
+fn analyze_prove_checks_a_win_beyond_the_exhaustive_horizon() {
+    // The game of seed 18 against hnefatafl-copenhagen's alpha-beta AI, which resigned as the
+    // defenders after 51 plies (docs/results/attack/ab-selfplay-v4-s11-20/): no forced loss
+    // within 4 plies, a proof of one within 6.
+    let moves = "a8-b8 d6-d4 a7-c7 f8-f9 d11-d9 g5-g4 k4-i4 f4-f3 h1-h3 f5-j5 i4-i5 f6-f4 g1-g3 e5-e2 d1-d2 f4-f5 b6-b3 \
+                 h6-h10 j6-j9 h10-g10 h11-h10 f5-d5 k8-f8 g6-i6 k7-i7 g7-g8 h10-h8 d5-h5 h3-h4 h5-g5 g11-g7 g5-e5 k6-h6 e7-e9 \
+                 i5-g5 e9-e10 h4-f4 e6-e7 d9-d10 e7-f7 e11-e9 f7-f5 g3-e3 f5-f7 e9-e7 e5-d5 d10-d6 d5-c5 e1-c1 c5-c2 b3-b2";
+    let base = ["analyze", "--variant", "copenhagen", "--moves", moves];
+    let short = json_of(&run(&[&base[..], &["--exhaustive", "4", "--json"]].concat()));
+    assert_eq!(short["forced"].as_str(), Some("unknown"), "{short}");
+    let v = json_of(&run(&[&base[..], &["--prove", "2000000", "--json"]].concat()));
+    assert_eq!((v["forced"].as_str(), v["to_move"].as_str()), (Some("loss"), Some("defenders")), "{v}");
+    let plies = v["plies"].as_u64().unwrap();
+    assert!(plies > 4, "the exhaustive search saw no loss within 4 plies: {v}");
+    assert_eq!(v["line"].as_array().unwrap().len() as u64, plies, "{v}");
+    // The line it shows is one the rules end in the attackers' win.
+    let line: Vec<&str> = v["line"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    let all = format!("{moves} {}", line.join(" "));
+    fails_with(&run(&["analyze", "--variant", "copenhagen", "--moves", &all, "--exhaustive", "1"]), "the game is over (attackers");
+    let text = stdout(&run(&[&base[..], &["--prove", "100"]].concat()));
+    assert!(text.contains("no proof for either side") && text.contains("the defenders: not searched"), "{text}");
+    fails_with(&run(&[&base[..], &["--prove", "10", "--exhaustive", "4"]].concat()), "--exhaustive");
+}
+
+#[test]
 fn match_reports_scores_per_side_and_repeats_with_a_seed() {
     let args = ["match", "--variant", "brandubh", "--a", "mcts:sims=100", "--b", "random", "--games", "6", "--json", "--seed", "3"];
     let v = json_of(&run(&args));

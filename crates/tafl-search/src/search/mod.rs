@@ -6,7 +6,8 @@
 //! [`cache`] (each position evaluated once) → [`tree`] (the arena) → [`mcts`] (PUCT, the
 //! solver, batching, tree reuse), with [`probes`] (the escape and fork probes) and [`gumbel`]
 //! (the Gumbel root) → [`lockstep`] (many games, one evaluator call). Beside them, [`solver`]: an exhaustive search for short forced
-//! wins, to check a game's end that was not played out.
+//! wins, to check a game's end that was not played out, and [`prover`]: a proof-number search
+//! for the deeper ones.
 
 pub mod cache;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod gumbel;
 pub mod lockstep;
 pub mod mcts;
 pub mod probes;
+pub mod prover;
 pub mod solver;
 pub mod tree;
 

@@ -59,6 +59,7 @@ fn prove(pos: &tafl_lab::rules::Position, expansions: u64, json: bool, out: &mut
             Ok(Proved::Exhausted { expansions }) => notes.push(format!("the {}: the search ended without a proof ({expansions} expansions)", winner.name())),
             Ok(Proved::OutOfLimit { expansions }) => notes.push(format!("the {}: no proof within {expansions} expansions", winner.name())),
             Err(e @ prover::ProveError::ProofDidNotCheck { .. }) => bail!("{e}"),
+            Err(e @ prover::ProveError::ProofReachesPlyCap { .. }) => notes.push(format!("the {}: {e}", winner.name())),
             Err(e) => notes.push(format!("the {}: not searched: {e}", winner.name())),
         }
     }

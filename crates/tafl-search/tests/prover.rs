@@ -42,6 +42,28 @@ fn prover_proves_a_resigned_copenhagen_position_and_its_longest_line_ends_in_the
 }
 
 #[test]
+fn a_proof_holds_only_if_its_lines_end_before_the_ply_cap() {
+    // The same resigned position under a ply cap the proof's longest line needs every ply of
+    // (its moves decide the win before the cap's draw), and under one a ply shorter.
+    let p = copenhagen("/5t5/5t5/t3tTt4/1t1t3t1t1/2t1K3t2/3t3t2t/2t3t4/3t3t2t/4t6/5t5/3ttt5/", Side::Defenders);
+    let Ok(Proved::Win(shape)) = prove_win(&p, Side::Attackers, limit(200_000)) else { panic!("a proof within the budget") };
+    let capped = |cap: u32| {
+        let v = p.variant();
+        let v = Arc::new(v.with_rules(RuleSet { ply_cap: cap, ..v.rules.clone() }).unwrap());
+        tafl_search::rules::notation::parse_position(v, "/5t5/5t5/t3tTt4/1t1t3t1t1/2t1K3t2/3t3t2t/2t3t4/3t3t2t/4t6/5t5/3ttt5/", Side::Defenders).unwrap()
+    };
+    let q = capped(p.ply() + shape.plies);
+    assert!(matches!(prove_win(&q, Side::Attackers, limit(200_000)), Ok(Proved::Win(_))));
+    let cap = p.ply() + shape.plies - 1;
+    let r = capped(cap);
+    match prove_win(&r, Side::Attackers, limit(200_000)) {
+        Ok(Proved::Win(s)) => assert!(r.ply() + s.plies <= cap, "a proof whose lines reach the cap: {s:?}"),
+        Ok(_) | Err(ProveError::ProofReachesPlyCap { .. }) => {}
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
 fn prover_refuses_rules_under_which_a_repetition_could_save_the_loser() {
     // Copenhagen: a repetition is the defenders' loss, so it may prove the attackers' wins but
     // not the defenders'.

@@ -16,6 +16,8 @@
 //!   winner, or no repetition rule): every line of the proof either reaches its win or is cut
 //!   short by a repetition, which the winner then wins too. For any other rule the search
 //!   refuses ([`ProveError::RepetitionMaySaveTheLoser`]).
+//! - The ply cap (a draw) depends on the ply, not the board: a proof holds only if its longest
+//!   line ends before the cap, which is checked ([`ProveError::ProofReachesPlyCap`]).
 //! - A line that returns to a position on its own path is read as not a win (the game would
 //!   go on forever). That can make the search miss a proof (the graph-history problem), never
 //!   claim a false one: a position is marked proven only from children proven before it,
@@ -74,6 +76,8 @@ pub enum ProveError {
     RepetitionMaySaveTheLoser { rule: Repetition, loser: &'static str },
     #[error("the game is already over")]
     GameOver,
+    #[error("the proof's longest line ({plies} plies from ply {ply}) reaches the variant's ply cap ({cap}), where the game is a draw")]
+    ProofReachesPlyCap { plies: u32, ply: u32, cap: u32 },
     #[error("the search marked the position proven but the check of its proof failed at ply {ply}: a bug in the prover")]
     ProofDidNotCheck { ply: u32 },
 }
@@ -108,6 +112,9 @@ pub fn prove_win(pos: &Position, winner: Side, limit: ProveLimit) -> Result<Prov
     debug_assert_eq!(dfpn.table.get(&root).map(|e| e.0), Some(0));
     let mut check = Check { winner, table: &dfpn.table, done: HashMap::new(), path: HashSet::new(), failed_at: None };
     match check.verify(&mut p, 0) {
+        Some(plies) if pos.ply() + plies > pos.variant().ply_cap() => {
+            Err(ProveError::ProofReachesPlyCap { plies, ply: pos.ply(), cap: pos.variant().ply_cap() })
+        }
         Some(plies) => {
             let line = check.longest_line(&mut p);
             Ok(Proved::Win(ProofShape { positions: check.done.len(), plies, line, expansions }))

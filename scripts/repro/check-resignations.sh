@@ -38,11 +38,13 @@ for record in "$@"; do
         # "defenders forfeit (resigned): ..." since fef5b4c; "defenders forfeit: resigned" before.
         if [[ $header == *"forfeit (resigned)"* || $header == *"forfeit: resigned"* ]]; then
             game=${header#\# game }; game=${game%%:*}
-            verdict=$("$bin" analyze --variant "$variant" --moves "$line" "${search[@]}") \
-                || { echo "error: $record, line $n: the moves do not replay" >&2; exit 1; }
+            # The side that resigned: the word before " forfeit" in the header.
+            side=${header%% forfeit*}; side=${side##* }
+            verdict=$("$bin" analyze --variant "$variant" --moves "$line" "${search[@]}" 2>&1) \
+                || { echo "error: $record, line $n: $verdict" >&2; exit 1; }
             echo "$record, game $game: $verdict"
             resigned=$((resigned + 1))
-            [[ $verdict == *" lose by force "* ]] || unproven=$((unproven + 1))
+            [[ $verdict == *"the $side to move lose by force "* ]] || unproven=$((unproven + 1))
         fi
         header=""
     done < "$record"

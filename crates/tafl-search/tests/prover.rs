@@ -120,6 +120,7 @@ fn prover_and_exhaustive_search_agree_on_played_positions() {
                                 assert!(shortest.is_some_and(|s| s <= shape.plies), "{p}\nproof {shape:?}, exhaustive {exhaustive:?}");
                             }
                         }
+                        Proved::Unchecked { .. } => panic!("{p}\nthe search's proof for {winner:?} did not check"),
                         Proved::Exhausted { .. } | Proved::OutOfLimit { .. } => {
                             no_wins += 1;
                             assert_eq!(shortest, None, "{p}\n{winner:?} wins within 3 plies, the prover found no proof: {proved:?}");

@@ -54,6 +54,10 @@ pub enum Proved {
     Exhausted { expansions: u64 },
     /// The budget ran out first.
     OutOfLimit { expansions: u64 },
+    /// The search's table called the position proven but the check of its proof failed, so
+    /// nothing is claimed. It can happen where the table, keyed by the board, reuses a
+    /// position proven at an earlier ply whose lines would reach the ply cap here.
+    Unchecked { expansions: u64 },
 }
 
 /// The shape of a checked proof.
@@ -78,8 +82,6 @@ pub enum ProveError {
     GameOver,
     #[error("the proof's longest line ({plies} plies from ply {ply}) reaches the variant's ply cap ({cap}), where the game is a draw")]
     ProofReachesPlyCap { plies: u32, ply: u32, cap: u32 },
-    #[error("the search marked the position proven but the check of its proof failed at ply {ply}: a bug in the prover")]
-    ProofDidNotCheck { ply: u32 },
 }
 
 /// Whether a history-free proof for `winner` holds under `rule` (see the module docs).
@@ -92,8 +94,22 @@ pub fn repetition_helps_only(rule: Repetition, winner: Side) -> bool {
 }
 
 /// Searches for a forced win of `winner` from `pos` (either side to move) with df-pn, then
-/// checks the proof. See the module docs for what a proof means.
+/// checks the proof. See the module docs for what a proof means. Both recurse once a ply, so
+/// they run on a thread of their own with a stack deep enough for any ply cap.
 pub fn prove_win(pos: &Position, winner: Side, limit: ProveLimit) -> Result<Proved, ProveError> {
+    // About 300 bytes of stack a ply for each recursion; 1 GiB is only reserved, not used.
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("prover".into())
+            .stack_size(1 << 30)
+            .spawn_scoped(s, || prove_win_here(pos, winner, limit))
+            .expect("a thread for the prover")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+fn prove_win_here(pos: &Position, winner: Side, limit: ProveLimit) -> Result<Proved, ProveError> {
     if pos.is_over() {
         return Err(ProveError::GameOver);
     }
@@ -110,16 +126,16 @@ pub fn prove_win(pos: &Position, winner: Side, limit: ProveLimit) -> Result<Prov
         return Ok(if dn == 0 && !dfpn.out_of_limit { Proved::Exhausted { expansions } } else { Proved::OutOfLimit { expansions } });
     }
     debug_assert_eq!(dfpn.table.get(&root).map(|e| e.0), Some(0));
-    let mut check = Check { winner, table: &dfpn.table, done: HashMap::new(), path: HashSet::new(), failed_at: None };
-    match check.verify(&mut p, 0) {
+    let mut check = Check { winner, table: &dfpn.table, done: HashMap::new(), path: HashSet::new() };
+    match check.verify(&mut p) {
         Some(plies) if pos.ply() + plies > pos.variant().ply_cap() => {
             Err(ProveError::ProofReachesPlyCap { plies, ply: pos.ply(), cap: pos.variant().ply_cap() })
         }
         Some(plies) => {
             let line = check.longest_line(&mut p);
-            Ok(Proved::Win(ProofShape { positions: check.done.len(), plies, line, expansions }))
+            Ok(Proved::Win(ProofShape { positions: check.strategy_size(&mut p), plies, line, expansions }))
         }
-        None => Err(ProveError::ProofDidNotCheck { ply: check.failed_at.unwrap_or(0) }),
+        None => Ok(Proved::Unchecked { expansions }),
     }
 }
 
@@ -295,12 +311,14 @@ fn king_first(king: crate::rules::Square) -> impl Fn(&Move) -> u32 {
     }
 }
 
-/// A position told apart by its whole board and side to move, not a hash.
-type Board = (Side, Vec<(u8, u8)>);
+/// A position told apart by its whole board and side to move, not a hash: each piece's
+/// square (its full cell index: boards up to 19x19 have more cells than a byte counts) and
+/// kind.
+type Board = (Side, Vec<(u16, u8)>);
 
 fn board(pos: &Position) -> Board {
     let mut v = Vec::with_capacity(pos.count(Side::Attackers) + pos.count(Side::Defenders) + 1);
-    pos.for_each_piece_on(|sq, piece| v.push((sq.index() as u8, piece as u8)));
+    pos.for_each_piece_on(|sq, piece| v.push((u16::try_from(sq.index()).expect("fewer than 65536 cells"), piece as u8)));
     (pos.to_move(), v)
 }
 
@@ -308,10 +326,10 @@ fn board(pos: &Position) -> Board {
 struct Check<'a> {
     winner: Side,
     table: &'a Table,
-    /// Positions shown won, with the longest line (plies) the loser can make from each.
-    done: HashMap<Board, u32>,
+    /// Positions shown won: the longest line (plies) the loser can make from each, and at
+    /// the winner's turn the move the proof plays.
+    done: HashMap<Board, (u32, Option<Move>)>,
     path: HashSet<Board>,
-    failed_at: Option<u32>,
 }
 
 impl Check<'_> {
@@ -322,12 +340,12 @@ impl Check<'_> {
     /// Whether `pos` (history-free) is won for the winner by the table's proof: the winner has
     /// a move to a proven position that checks, the loser has no move that escapes it, every
     /// leaf is a won game. Returns the longest line in plies.
-    fn verify(&mut self, pos: &mut Position, ply: u32) -> Option<u32> {
+    fn verify(&mut self, pos: &mut Position) -> Option<u32> {
         if let Some(o) = pos.outcome() {
             return (o.winner == Some(self.winner)).then_some(0);
         }
         let key = board(pos);
-        if let Some(&d) = self.done.get(&key) {
+        if let Some(&(d, _)) = self.done.get(&key) {
             return Some(d);
         }
         if !self.path.insert(key.clone()) {
@@ -340,10 +358,10 @@ impl Check<'_> {
         if pos.to_move() == self.winner {
             for &mv in &moves {
                 let undo = pos.make(mv);
-                let r = if self.proven(pos) { self.verify(pos, ply + 1) } else { None };
+                let r = if self.proven(pos) { self.verify(pos) } else { None };
                 pos.unmake(mv, &undo);
                 if let Some(d) = r {
-                    found = Some(d + 1);
+                    found = Some((d + 1, Some(mv)));
                     break;
                 }
             }
@@ -352,7 +370,7 @@ impl Check<'_> {
             let mut all = !moves.is_empty();
             for &mv in &moves {
                 let undo = pos.make(mv);
-                let r = self.verify(pos, ply + 1);
+                let r = self.verify(pos);
                 pos.unmake(mv, &undo);
                 match r {
                     Some(d) => longest = longest.max(d + 1),
@@ -362,48 +380,67 @@ impl Check<'_> {
                     }
                 }
             }
-            found = all.then_some(longest);
+            found = all.then_some((longest, None));
         }
         self.path.remove(&key);
-        match found {
-            Some(d) => {
-                self.done.insert(key, d);
-            }
-            None => {
-                self.failed_at.get_or_insert(ply);
-            }
+        if let Some(f) = found {
+            self.done.insert(key, f);
         }
-        found
+        found.map(|(d, _)| d)
     }
 
-    /// The proof's longest line from `pos`: the winner's first checked move, the loser's
-    /// longest-lasting reply (after [`Check::verify`] succeeded).
+    /// The positions of the proof itself (after [`Check::verify`] succeeded): from each of the
+    /// winner's turns the move it plays, from each of the loser's every reply; not the
+    /// positions the check looked at in branches it then dropped.
+    fn strategy_size(&self, pos: &mut Position) -> usize {
+        let mut seen = HashSet::new();
+        self.walk(pos, &mut seen);
+        seen.len()
+    }
+
+    fn walk(&self, pos: &mut Position, seen: &mut HashSet<Board>) {
+        if pos.outcome().is_some() {
+            return;
+        }
+        let key = board(pos);
+        let Some(&(_, chosen)) = self.done.get(&key) else { return };
+        if !seen.insert(key) {
+            return;
+        }
+        let mut moves = Vec::new();
+        match chosen {
+            Some(mv) => moves.push(mv),
+            None => pos.generate_moves(&mut moves),
+        }
+        for mv in moves {
+            let undo = pos.make(mv);
+            self.walk(pos, seen);
+            pos.unmake(mv, &undo);
+        }
+    }
+
+    /// The proof's longest line from `pos` (after [`Check::verify`] succeeded): the move the
+    /// proof plays at each of the winner's turns, the loser's longest-lasting reply at each of
+    /// its own.
     fn longest_line(&self, pos: &mut Position) -> Vec<Move> {
         let mut line = Vec::new();
         let mut undos = Vec::new();
-        let depth_of = |pos: &Position, done: &HashMap<Board, u32>| match pos.outcome() {
+        let depth_of = |pos: &Position| match pos.outcome() {
             Some(o) => (o.winner == Some(self.winner)).then_some(0),
-            None => done.get(&board(pos)).copied(),
+            None => self.done.get(&board(pos)).map(|&(d, _)| d),
         };
         while pos.outcome().is_none() {
-            let Some(here) = depth_of(pos, &self.done) else { break };
-            let mut moves = Vec::new();
-            pos.generate_moves(&mut moves);
-            moves.sort_by_key(king_first(pos.king()));
-            let winner_moves = pos.to_move() == self.winner;
-            let mut pick = None;
-            for &mv in &moves {
-                let undo = pos.make(mv);
-                let d = depth_of(pos, &self.done);
-                pos.unmake(mv, &undo);
-                // The winner's move that keeps the proof's length; the loser's that lasts longest.
-                if d.is_some_and(|d| d + 1 == here) && (winner_moves || pick.is_none()) {
-                    pick = Some(mv);
-                    if winner_moves {
-                        break;
-                    }
-                }
-            }
+            let Some(&(here, chosen)) = self.done.get(&board(pos)) else { break };
+            let pick = chosen.or_else(|| {
+                let mut moves = Vec::new();
+                pos.generate_moves(&mut moves);
+                moves.into_iter().find(|&mv| {
+                    let undo = pos.make(mv);
+                    let d = depth_of(pos);
+                    pos.unmake(mv, &undo);
+                    d.is_some_and(|d| d + 1 == here)
+                })
+            });
             let Some(mv) = pick else { break };
             undos.push((mv, pos.make(mv)));
             line.push(mv);
@@ -418,6 +455,17 @@ impl Check<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boards_that_differ_only_in_far_ranks_have_different_keys() {
+        // The padded cell index of an 11x11 board runs past 255: a key of bytes would confuse
+        // a piece on rank 2 with one on rank 10.
+        let v = Arc::new(crate::rules::Variant::preset("copenhagen").unwrap());
+        let low = crate::rules::notation::parse_position(v.clone(), "/11/11/11/11/11/11/11/11/11/5Kt4/11/", Side::Attackers).unwrap();
+        let high = crate::rules::notation::parse_position(v, "/11/5Kt4/11/11/11/11/11/11/11/11/11/", Side::Attackers).unwrap();
+        assert_ne!(low.king(), high.king());
+        assert_ne!(board(&low), board(&high));
+    }
 
     #[test]
     fn only_rules_where_repetition_helps_the_winner_are_accepted() {

@@ -52,13 +52,17 @@ fn prove(pos: &tafl_lab::rules::Position, expansions: u64, json: bool, out: &mut
     let mut found = None;
     for winner in [me.opponent(), me] {
         let limit = ProveLimit { expansions, deadline: None };
+        let start = Instant::now();
+        let took = || format!("{:.1} s", start.elapsed().as_secs_f64());
         match prover::prove_win(pos, winner, limit) {
             Ok(Proved::Win(shape)) => {
                 found = Some((winner, shape));
                 break;
             }
-            Ok(Proved::Exhausted { expansions }) => notes.push(format!("the {}: the search ended without a proof ({expansions} expansions)", winner.name())),
-            Ok(Proved::OutOfLimit { expansions }) => notes.push(format!("the {}: no proof within {expansions} expansions", winner.name())),
+            Ok(Proved::Exhausted { expansions }) => {
+                notes.push(format!("the {}: the search ended without a proof ({expansions} expansions, {})", winner.name(), took()))
+            }
+            Ok(Proved::OutOfLimit { expansions }) => notes.push(format!("the {}: no proof within {expansions} expansions ({})", winner.name(), took())),
             Ok(Proved::Unchecked { expansions }) => {
                 notes.push(format!("the {}: the search's proof did not pass its check, so it is not counted ({expansions} expansions)", winner.name()))
             }

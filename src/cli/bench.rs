@@ -30,7 +30,8 @@ pub enum BenchWhat {
     Search(SearchBenchArgs),
 }
 
-/// Perft leaves/s and random playouts/s on one thread (copenhagen and brandubh).
+/// Perft leaves/s and random playouts/s on one thread (copenhagen and brandubh), and the
+/// proof-number search's expansions/s (copenhagen).
 #[derive(clap::Args)]
 pub struct RulesBenchArgs {
     /// Print one JSON object instead of a table.
@@ -119,6 +120,21 @@ fn playout_rate(name: &str, seconds: f64) -> Result<(u64, f64, f64)> {
     Ok((games, games as f64 / secs, plies as f64 / games as f64))
 }
 
+/// The proof-number search's expansions per second: the attackers' win sought from
+/// Copenhagen's start (none is found), a fixed budget.
+fn prover_rate(expansions: u64) -> Result<f64> {
+    use tafl_lab::search::prover::{prove_win, ProveLimit, Proved};
+    let pos = Position::start(Arc::new(Variant::preset("copenhagen")?));
+    let t = Instant::now();
+    let r = prove_win(&pos, tafl_lab::rules::Side::Attackers, ProveLimit { expansions, deadline: None })?;
+    let secs = t.elapsed().as_secs_f64();
+    let done = match r {
+        Proved::OutOfLimit { expansions } | Proved::Exhausted { expansions } | Proved::Unchecked { expansions } => expansions,
+        Proved::Win(shape) => shape.expansions,
+    };
+    Ok(done as f64 / secs)
+}
+
 fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
     let RulesBenchArgs { json, depth, seconds } = *args;
     check_seconds(seconds)?;
@@ -130,11 +146,14 @@ fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
     let (br_leaves, br_rate) = perft_rate("brandubh", bdepth)?;
     let (br_games, br_playouts, br_len) = playout_rate("brandubh", seconds)?;
     let (cp_games, cp_playouts, cp_len) = playout_rate("copenhagen", seconds)?;
+    let prover_expansions = 200_000;
+    let prover = prover_rate(prover_expansions)?;
     if json {
         let v = json!({
             "threads": 1,
             "copenhagen": {"perft_depth": depth, "perft_leaves": cph_leaves, "perft_leaves_per_s": cph_rate,
-                           "playouts": cp_games, "playouts_per_s": cp_playouts, "mean_plies": cp_len},
+                           "playouts": cp_games, "playouts_per_s": cp_playouts, "mean_plies": cp_len,
+                           "prover_expansions": prover_expansions, "prover_expansions_per_s": prover},
             "brandubh": {"perft_depth": bdepth, "perft_leaves": br_leaves, "perft_leaves_per_s": br_rate,
                          "playouts": br_games, "playouts_per_s": br_playouts, "mean_plies": br_len},
         });
@@ -145,6 +164,7 @@ fn rules(args: &RulesBenchArgs, out: &mut impl Write) -> Result<()> {
         writeln!(out, "brandubh   perft({bdepth}): {br_leaves} leaves, {:.2} M leaves/s", br_rate / 1e6)?;
         writeln!(out, "brandubh   random playouts: {br_playouts:.0}/s (mean {br_len:.1} plies, {br_games} games)")?;
         writeln!(out, "copenhagen random playouts: {cp_playouts:.0}/s (mean {cp_len:.1} plies, {cp_games} games)")?;
+        writeln!(out, "copenhagen proof-number search: {prover:.0} expansions/s (the attackers' win sought from the start, {prover_expansions} expansions)")?;
     }
     Ok(())
 }

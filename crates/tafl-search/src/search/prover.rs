@@ -29,6 +29,7 @@
 //!
 //! It says nothing when it finds no proof within its budget: "not proven" is not "not lost".
 
+use super::solver::king_first;
 use crate::rules::ruleset::{Repetition, RuleSet};
 use crate::rules::{Move, Position, Side};
 use std::collections::{HashMap, HashSet};
@@ -292,22 +293,6 @@ impl Dfpn {
         // elsewhere; only proofs are certain, and they never depend on it.
         self.table.insert(hash, result);
         result
-    }
-}
-
-/// The order moves are tried in when numbers tie: the king's moves, then moves landing
-/// beside it, in its row or column, then the rest nearest first (as the exhaustive search).
-fn king_first(king: crate::rules::Square) -> impl Fn(&Move) -> u32 {
-    move |m: &Move| {
-        if m.from == king {
-            return 0;
-        }
-        let (df, dr) = (u32::from(m.to.file().abs_diff(king.file())), u32::from(m.to.rank().abs_diff(king.rank())));
-        match (df + dr, df.min(dr)) {
-            (1, _) => 1,
-            (_, 0) => 2,
-            (_, near) => 2 + near,
-        }
     }
 }
 

@@ -166,9 +166,10 @@ impl MoveLists {
     }
 }
 
-/// The order of [`wins_within_limit`]: the king's moves, then moves landing beside it, in
-/// its row or column, then the rest nearest first.
-fn king_first(king: crate::rules::Square) -> impl Fn(&Move) -> u32 {
+/// The order of [`wins_within_limit`] (and of the proof-number search when its numbers tie):
+/// the king's moves, then moves landing beside it, in its row or column, then the rest
+/// nearest first.
+pub(super) fn king_first(king: crate::rules::Square) -> impl Fn(&Move) -> u32 {
     move |m: &Move| {
         if m.from == king {
             return 0;

@@ -55,6 +55,41 @@ fn solver_takes_an_immediate_escape() {
 }
 
 #[test]
+fn a_root_proven_before_its_decision_targets_the_winning_move() {
+    // The position of `solver_takes_an_immediate_escape`, searched a second time: the root is
+    // already proven, so the second decision runs no simulation and its children keep the
+    // first decision's visits or none. Its policy target must still be the winning move, not
+    // a uniform spread over every legal move (what a self-play ply stored when the search
+    // before it had expanded the position).
+    let v = variant("brandubh");
+    let p = board(
+        &v,
+        "
+        . . . . . . .
+        . . . a . . .
+        . . . . . . .
+        a . . + . . a
+        . . . d . . .
+        . a . . . . .
+        . . k . a . .",
+        Side::Defenders,
+    );
+    let win = mv(&p, "c1-a1");
+    for (name, root) in [("puct", RootPolicy::Puct), ("gumbel", RootPolicy::gumbel(16))] {
+        let mut s = Search::new(p.clone(), SearchConfig { root, ..cfg(64) }, 1);
+        let first = s.run(&mut UniformEvaluator::new());
+        assert_eq!(first.proof, Proof::Win, "{name}");
+        s.start();
+        let again = s.run(&mut UniformEvaluator::new());
+        for (round, r) in [("first", first), ("again", again)] {
+            assert_eq!(r.best, Some(win), "{name}, {round}");
+            let on_win: f32 = r.policy.iter().filter(|(m, _)| *m == win).map(|(_, w)| w).sum();
+            assert!(on_win > 0.99, "{name}, {round}: {on_win} of the target on the winning move; {:?}", r.policy);
+        }
+    }
+}
+
+#[test]
 fn solver_blocks_a_one_move_escape() {
     // The king on c1 threatens c1-a1; only b4-b1 stops it.
     let (p, block) = one_blocking_move();

@@ -773,11 +773,20 @@ impl Search {
 
     /// Training target: the improved policy softmax(log prior + sigma(completed Q)) for a
     /// Gumbel root, normalised visit counts otherwise (pruned of the forced playouts, if any).
+    /// A root proven won targets the winning move it plays: such a root is often proven when
+    /// it is expanded (a move ends the game at once), before any simulation, and its children's
+    /// visits and the Gumbel state say nothing then. Where no child has a visit the target is
+    /// the network's own prior, which teaches nothing, rather than a uniform spread.
     fn policy_target(&self) -> Vec<(Move, f32)> {
         let nodes = &self.tree.nodes;
         let root = self.tree.root();
         if root.num_children == 0 {
             return Vec::new();
+        }
+        if root.proof == Proof::Win {
+            if let Some(c) = self.best_child() {
+                return root.children().map(|k| (nodes[k].mv, if k == c { 1.0 } else { 0.0 })).collect();
+            }
         }
         let weights: Vec<f32> = if self.gumbel.is_some() {
             let logits: Vec<f32> = root.children().zip(self.sigma_q()).map(|(c, s)| nodes[c].prior.max(1e-12).ln() + s).collect();
@@ -786,7 +795,14 @@ impl Search {
         } else {
             self.pruned_visits()
         };
-        let total: f32 = weights.iter().sum();
+        let (weights, total) = match weights.iter().sum::<f32>() {
+            t if t > 0.0 => (weights, t),
+            _ => {
+                let priors: Vec<f32> = root.children().map(|c| nodes[c].prior.max(0.0)).collect();
+                let t = priors.iter().sum::<f32>();
+                (priors, t)
+            }
+        };
         let n = weights.len() as f32;
         root.children().zip(weights).map(|(c, w)| (nodes[c].mv, if total > 0.0 { w / total } else { 1.0 / n })).collect()
     }

@@ -29,11 +29,10 @@ fn immediate_wins(p: &Position) -> Vec<Move> {
         .collect()
 }
 
-#[test]
-fn solver_takes_an_immediate_escape() {
-    // The king on c1 reaches the corner a1 in one move.
+/// The king on c1 reaches the corner a1 in one move.
+fn immediate_escape() -> Position {
     let v = variant("brandubh");
-    let p = board(
+    board(
         &v,
         "
         . . . . . . .
@@ -44,7 +43,12 @@ fn solver_takes_an_immediate_escape() {
         . a . . . . .
         . . k . a . .",
         Side::Defenders,
-    );
+    )
+}
+
+#[test]
+fn solver_takes_an_immediate_escape() {
+    let p = immediate_escape();
     for batch in [1, 8] {
         let mut s = Search::new(p.clone(), SearchConfig { leaves_per_tree: batch, ..cfg(64) }, 1);
         let r = s.run(&mut UniformEvaluator::new());
@@ -56,24 +60,11 @@ fn solver_takes_an_immediate_escape() {
 
 #[test]
 fn a_root_proven_before_its_decision_targets_the_winning_move() {
-    // The position of `solver_takes_an_immediate_escape`, searched a second time: the root is
-    // already proven, so the second decision runs no simulation and its children keep the
-    // first decision's visits or none. Its policy target must still be the winning move, not
-    // a uniform spread over every legal move (what a self-play ply stored when the search
-    // before it had expanded the position).
-    let v = variant("brandubh");
-    let p = board(
-        &v,
-        "
-        . . . . . . .
-        . . . a . . .
-        . . . . . . .
-        a . . + . . a
-        . . . d . . .
-        . a . . . . .
-        . . k . a . .",
-        Side::Defenders,
-    );
+    // The root is proven won when it is expanded (c1-a1 ends the game), so a decision runs no
+    // simulation, the first as well as a second one on the same tree. Its policy target must
+    // still be the winning move, not a uniform spread over every legal move (what a self-play
+    // ply stored before).
+    let p = immediate_escape();
     let win = mv(&p, "c1-a1");
     for (name, root) in [("puct", RootPolicy::Puct), ("gumbel", RootPolicy::gumbel(16))] {
         let mut s = Search::new(p.clone(), SearchConfig { root, ..cfg(64) }, 1);

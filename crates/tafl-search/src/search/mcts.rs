@@ -788,21 +788,17 @@ impl Search {
                 return root.children().map(|k| (nodes[k].mv, if k == c { 1.0 } else { 0.0 })).collect();
             }
         }
-        let weights: Vec<f32> = if self.gumbel.is_some() {
+        let mut weights: Vec<f32> = if self.gumbel.is_some() {
             let logits: Vec<f32> = root.children().zip(self.sigma_q()).map(|(c, s)| nodes[c].prior.max(1e-12).ln() + s).collect();
             let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             logits.iter().map(|l| (l - m).exp()).collect()
         } else {
             self.pruned_visits()
         };
-        let (weights, total) = match weights.iter().sum::<f32>() {
-            t if t > 0.0 => (weights, t),
-            _ => {
-                let priors: Vec<f32> = root.children().map(|c| nodes[c].prior.max(0.0)).collect();
-                let t = priors.iter().sum::<f32>();
-                (priors, t)
-            }
-        };
+        if weights.iter().sum::<f32>() <= 0.0 {
+            weights = root.children().map(|c| nodes[c].prior.max(0.0)).collect();
+        }
+        let total: f32 = weights.iter().sum();
         let n = weights.len() as f32;
         root.children().zip(weights).map(|(c, w)| (nodes[c].mv, if total > 0.0 { w / total } else { 1.0 / n })).collect()
     }

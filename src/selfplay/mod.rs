@@ -65,8 +65,19 @@ pub struct SelfPlayConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attacker_fast_sims: Option<u32>,
     /// Plies at the start of each game where PUCT searches sample their move with
-    /// temperature 1 (Gumbel searches always play their sequential-halving winner).
+    /// temperature 1 (Gumbel searches always play their sequential-halving winner; for them
+    /// see `sample_plies`).
     pub temperature_plies: u32,
+    /// Plies (0 = none) at the start of every game, counted from its first ply as
+    /// `temperature_plies` is, whose move is drawn from the search's policy target (the
+    /// improved policy of a Gumbel root) instead of taken as its best. A Gumbel root without
+    /// noise (`gumbel_scale = 0`, which lets Copenhagen's attackers win their games) ignores
+    /// `temperature_plies`, so after the random opening every game of a generation follows
+    /// the few lines the network likes; this gives the opening variety back with moves the
+    /// search rates, where `opening_plies` can only play uniformly random ones. The past
+    /// network's moves are drawn alike. A proven root plays its best move.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sample_plies: u32,
     /// Soft resignation (0 = off): once a full search's root value for the side to move is
     /// at least this far from 0 (won or lost for it, as the search sees it), the game's
     /// remaining moves get fast searches only. A decided game then costs little, and it is
@@ -112,6 +123,7 @@ impl Default for SelfPlayConfig {
             attacker_sims: None,
             attacker_fast_sims: None,
             temperature_plies: 8,
+            sample_plies: 0,
             soft_resign_value: 0.0,
             past_share: 0.0,
             opening_plies: 0,
@@ -409,8 +421,14 @@ impl Games<'_> {
                 continue;
             }
             let result = search.result();
-            let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
-            let mv = search.choose(temperature).expect("unfinished games have moves");
+            let mv = if ply < cfg.sample_plies {
+                let u = slot.rng.gen::<f64>();
+                result.sample_policy(u)
+            } else {
+                let temperature = if ply < cfg.temperature_plies { 1.0 } else { 0.0 };
+                slot.active().choose(temperature)
+            };
+            let mv = mv.expect("unfinished games have moves");
             // A past network's moves are no training targets of this one.
             let target = slot.full && !by_past;
             self.progress.moves += 1;
@@ -622,6 +640,40 @@ mod tests {
             openings.insert(g.plies[..3].iter().map(|p| p.mv).collect::<Vec<_>>());
         }
         assert!(openings.len() >= 6, "{} distinct openings in 8 games", openings.len());
+    }
+
+    /// Sampled plies: a Gumbel root without noise plays the same game every time (uniform
+    /// priors and values here, so its choice is fixed), and `sample_plies` draws the first
+    /// moves from its policy target instead, so the games open differently; after those
+    /// plies the moves are targets as before (every ply a full search).
+    #[test]
+    fn sampled_plies_vary_the_games_of_a_noiseless_gumbel_root() {
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let openings = |sample_plies: u32| {
+            let mut cfg = SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, sample_plies, temperature_plies: 8, ..SelfPlayConfig::default() };
+            cfg.search.sims = 8;
+            cfg.search.root = RootPolicy::Gumbel { k: 4, c_visit: 50.0, c_scale: 0.1, gumbel_scale: 0.0 };
+            let mut out = std::collections::HashSet::new();
+            let mut started = 0;
+            play(
+                &v,
+                &cfg,
+                &mut crate::search::evaluator::UniformEvaluator::new(),
+                5,
+                &mut |_| {
+                    started += 1;
+                    started <= 6
+                },
+                &mut |g| {
+                    assert!(g.plies.iter().all(|p| p.full && !p.policy.is_empty()), "sampled plies are still targets");
+                    out.insert(g.plies.iter().take(4).map(|p| p.mv).collect::<Vec<_>>());
+                },
+                &mut |_| true,
+            );
+            out.len()
+        };
+        assert_eq!(openings(0), 1, "without sampling every game opens alike");
+        assert!(openings(4) >= 4, "sampled openings");
     }
 
     /// Soft resignation: every ply after the first full search whose root value reached the

@@ -81,7 +81,7 @@ pub struct SelfPlaySection {
     pub attacker_share: f32,
     /// How the games are played (`games_in_flight` per worker thread, `positions_per_call`
     /// per network call, playout cap randomization, `attacker_sims` and `attacker_fast_sims`,
-    /// `temperature_plies`, and the full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
+    /// `temperature_plies`, `sample_plies`, and the full search, `[selfplay.search]`), written into `[selfplay]` itself. Last: its search
     /// is a table, and TOML writes tables after plain values.
     #[serde(flatten)]
     pub play: SelfPlayConfig,
@@ -136,6 +136,8 @@ struct SelfPlayToml {
     attacker_fast_sims: u32,
     #[serde(default = "default_temperature_plies")]
     temperature_plies: u32,
+    #[serde(default)]
+    sample_plies: u32,
     #[serde(default)]
     soft_resign_value: f32,
     #[serde(default)]
@@ -218,6 +220,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
                 attacker_sims: (t.attacker_sims > 0).then_some(t.attacker_sims),
                 attacker_fast_sims: (t.attacker_fast_sims > 0).then_some(t.attacker_fast_sims),
                 temperature_plies: t.temperature_plies,
+                sample_plies: t.sample_plies,
                 soft_resign_value: t.soft_resign_value,
                 past_share: t.past_share,
                 opening_plies: t.opening_plies,

@@ -80,6 +80,37 @@ fn a_root_proven_before_its_decision_targets_the_winning_move() {
     }
 }
 
+/// `sample_policy` draws each move with its policy-target weight (a grid of uniform numbers
+/// lands on each move in proportion), and a proven root plays its winning move whatever
+/// the draw.
+#[test]
+fn sampling_the_policy_target_follows_its_weights_and_keeps_a_proof() {
+    let p = Position::start(variant("brandubh"));
+    let moves = p.legal_moves();
+    let mut ev = Scripted { weights: vec![(moves[0], 1.0), (moves[1], 1.0)] };
+    let root = RootPolicy::Gumbel { k: 8, c_visit: 50.0, c_scale: 0.1, gumbel_scale: 0.0 };
+    let r = Search::new(p.clone(), SearchConfig { root, ..cfg(32) }, 3).run(&mut ev);
+    let total: f64 = r.policy.iter().map(|&(_, w)| f64::from(w)).sum();
+    let n = 100_000;
+    let mut hits = std::collections::HashMap::new();
+    for i in 0..n {
+        *hits.entry(r.sample_policy((i as f64 + 0.5) / n as f64).unwrap()).or_insert(0usize) += 1;
+    }
+    for &(m, w) in &r.policy {
+        let expected = f64::from(w) / total * n as f64;
+        let got = *hits.get(&m).unwrap_or(&0) as f64;
+        assert!((got - expected).abs() <= 2.0, "{m:?}: {got} draws, expected {expected}");
+    }
+    assert!(hits.len() > 2, "the draws spread over more than the two favoured moves");
+
+    let p = immediate_escape();
+    let won = Search::new(p.clone(), cfg(16), 1).run(&mut UniformEvaluator::new());
+    assert_eq!(won.proof, Proof::Win);
+    for u in [0.0, 0.3, 0.999] {
+        assert_eq!(won.sample_policy(u), Some(mv(&p, "c1-a1")));
+    }
+}
+
 #[test]
 fn solver_blocks_a_one_move_escape() {
     // The king on c1 threatens c1-a1; only b4-b1 stops it.

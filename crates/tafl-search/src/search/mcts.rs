@@ -66,6 +66,27 @@ pub struct SearchResult {
     pub simulations: u32,
 }
 
+impl SearchResult {
+    /// A move drawn from the policy target with `u`, a uniform number in [0, 1): the
+    /// exploration of a Gumbel root without noise (`gumbel_scale = 0`), whose own choice is
+    /// deterministic. A proven root plays its best move: sampling would only throw a proof
+    /// away. `None` when the search had no move.
+    pub fn sample_policy(&self, u: f64) -> Option<Move> {
+        let total: f64 = self.policy.iter().map(|&(_, p)| f64::from(p.max(0.0))).sum();
+        if self.proof != Proof::Unknown || total <= 0.0 || !total.is_finite() {
+            return self.best;
+        }
+        let mut r = u.clamp(0.0, 1.0) * total;
+        for &(mv, p) in &self.policy {
+            r -= f64::from(p.max(0.0));
+            if r < 0.0 {
+                return Some(mv);
+            }
+        }
+        self.policy.iter().rev().find(|&&(_, p)| p > 0.0).map(|&(mv, _)| mv)
+    }
+}
+
 /// A leaf waiting for its evaluation. Leaves are recycled ([`Search::root_leaf`]), so the
 /// position's box is allocated once per leaf slot, and a leaf moves (between the spare list,
 /// the descent and the waiting list, several times a simulation) as a few words rather than

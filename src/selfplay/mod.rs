@@ -72,9 +72,9 @@ pub struct SelfPlayConfig {
     /// `temperature_plies` is, whose move is drawn from the search's policy target (the
     /// improved policy of a Gumbel root) instead of taken as its best. A Gumbel root without
     /// noise (`gumbel_scale = 0`, which lets Copenhagen's attackers win their games) ignores
-    /// `temperature_plies`, so after the random opening every game of a generation follows
-    /// the few lines the network likes; this gives the opening variety back with moves the
-    /// search rates, where `opening_plies` can only play uniformly random ones. The past
+    /// `temperature_plies`, so a game is fixed by its random opening: past it every move is
+    /// the search's first choice. This plays second choices too, weighted by the search,
+    /// where `opening_plies` can only play uniformly random moves. The past
     /// network's moves are drawn alike. A proven root plays its best move.
     #[serde(skip_serializing_if = "is_zero")]
     pub sample_plies: u32,

@@ -72,19 +72,31 @@ impl SearchResult {
     /// deterministic. A proven root plays its best move: sampling would only throw a proof
     /// away. `None` when the search had no move.
     pub fn sample_policy(&self, u: f64) -> Option<Move> {
-        let total: f64 = self.policy.iter().map(|&(_, p)| f64::from(p.max(0.0))).sum();
-        if self.proof != Proof::Unknown || total <= 0.0 || !total.is_finite() {
+        if self.proof != Proof::Unknown {
             return self.best;
         }
-        let mut r = u.clamp(0.0, 1.0) * total;
-        for &(mv, p) in &self.policy {
-            r -= f64::from(p.max(0.0));
-            if r < 0.0 {
-                return Some(mv);
-            }
-        }
-        self.policy.iter().rev().find(|&&(_, p)| p > 0.0).map(|&(mv, _)| mv)
+        let weights: Vec<f64> = self.policy.iter().map(|&(_, p)| f64::from(p)).collect();
+        weighted_draw(&weights, u).map_or(self.best, |i| Some(self.policy[i].0))
     }
+}
+
+/// The index that `u`, a uniform number in [0, 1), draws from `weights` in proportion to
+/// them (a negative weight counts as 0); `None` when no weight is positive or their sum is
+/// not finite. The one weighted draw of a root's move ([`Search::choose`],
+/// [`SearchResult::sample_policy`]).
+fn weighted_draw(weights: &[f64], u: f64) -> Option<usize> {
+    let total: f64 = weights.iter().map(|w| w.max(0.0)).sum();
+    if total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let mut r = u.clamp(0.0, 1.0) * total;
+    for (i, w) in weights.iter().enumerate() {
+        r -= w.max(0.0);
+        if r < 0.0 {
+            return Some(i);
+        }
+    }
+    weights.iter().rposition(|&w| w > 0.0)
 }
 
 /// A leaf waiting for its evaluation. Leaves are recycled ([`Search::root_leaf`]), so the
@@ -443,19 +455,13 @@ impl Search {
             return Some(nodes[best].mv);
         }
         let candidates: Vec<usize> = self.tree.root().children().filter(|&c| nodes[c].proof != Proof::Win && nodes[c].visits > 0).collect();
-        let weights: Vec<f64> = candidates.iter().map(|&c| (nodes[c].visits as f64).powf(1.0 / temperature as f64)).collect();
-        let total: f64 = weights.iter().sum();
-        if candidates.is_empty() || total <= 0.0 {
+        // Visited candidates only: every weight is at least 1, so a draw is always made.
+        if candidates.is_empty() {
             return Some(nodes[best].mv);
         }
-        let mut r = self.rng.gen::<f64>() * total;
-        for (c, w) in candidates.iter().zip(&weights) {
-            r -= w;
-            if r <= 0.0 {
-                return Some(nodes[*c].mv);
-            }
-        }
-        Some(nodes[*candidates.last().expect("not empty")].mv)
+        let weights: Vec<f64> = candidates.iter().map(|&c| (nodes[c].visits as f64).powf(1.0 / temperature as f64)).collect();
+        let u = self.rng.gen::<f64>();
+        Some(weighted_draw(&weights, u).map_or(nodes[best].mv, |i| nodes[candidates[i]].mv))
     }
 
     // ----- internals ------------------------------------------------------------------

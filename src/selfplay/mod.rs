@@ -23,6 +23,18 @@
 //! game to a second evaluator: that side searches with a tree of its own, and each group's
 //! leaves go to the network of the side to move in their game, one batch per network.
 //!
+//! **Continuous self-play** ([`play_games_carried`]): a trainer's generation needs a fixed
+//! number of finished games, and games differ in length (Copenhagen self-play: 91-171 plies on
+//! average a generation, the longest 250-484). Started together and stopped together, the
+//! games in flight thin out as they end, and for the last part of a generation a few long
+//! games ran in batches of a few leaves: the network did 945 evaluations a second where it
+//! could do 2,000. Waiting for the generation's own games with the slots kept full helps
+//! nothing: the longest game then moves at the pace of full batches. So a continuous call
+//! keeps every slot playing and returns once a quota of games, whichever they are, has
+//! finished; the games still in flight go into a [`Carry`], and the next call, with the next
+//! network, plays them on (their first moves were searched by the network before). Long games
+//! reach training a generation or two later; every game started is played out.
+//!
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
 //! used as a policy target; only full searches (with root noise, and forced playouts where
 //! `[selfplay.search] forced_playouts` is set) become targets.
@@ -202,6 +214,48 @@ struct Slot {
     rng: SmallRng,
 }
 
+/// Games one call of [`play_games_carried`] leaves to the next: those still in flight, with
+/// their searches, and those that finished after the call's quota was met. Empty at first.
+#[derive(Default)]
+pub struct Carry {
+    slots: Vec<Slot>,
+    finished: Vec<(u64, FinishedGame)>,
+}
+
+impl Carry {
+    /// The slot numbers of the games carried, in flight or finished.
+    pub fn numbers(&self) -> Vec<u64> {
+        self.slots.iter().map(|s| s.number).chain(self.finished.iter().map(|(k, _)| *k)).collect()
+    }
+
+    /// Games carried, in flight or finished.
+    pub fn len(&self) -> usize {
+        self.slots.len() + self.finished.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops every game carried.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.finished.clear();
+    }
+}
+
+/// Where the games of a call of [`play_games_carried`] come from, and when it stops.
+pub struct Flow<'a> {
+    /// New games (slot number and seed), asked for whenever a slot is free; `None` to start
+    /// no more.
+    pub next_game: &'a mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    /// Games to hand over before the call returns (`None`: every game started, to its end).
+    pub quota: Option<u64>,
+    /// The games carried in from the last call (the finished ones are handed over first, the
+    /// others played on) and out to the next.
+    pub carry: &'a mut Carry,
+}
+
 impl Slot {
     /// The network that plays the side to move: 0 the current one, 1 the past one.
     fn net(&self) -> usize {
@@ -230,6 +284,10 @@ impl Slot {
         }
     }
 }
+
+/// The `generation` argument of [`game_seed`] for the games of continuous self-play, which
+/// are numbered across a run (no generation reaches it).
+pub const CONTINUOUS: u64 = u64::MAX;
 
 /// The seed of game `slot` (its index among the games of `generation`) of a run seeded
 /// `run_seed`: a game's randomness derives from these three numbers only, so a resumed
@@ -297,22 +355,60 @@ pub fn play_games_with_past<'e>(
     on_game: &mut dyn FnMut(u64, FinishedGame),
     on_step: &mut dyn FnMut(&Progress) -> bool,
 ) -> Progress {
+    let flow = Flow { next_game, quota: None, carry: &mut Carry::default() };
+    play_games_carried(variant, cfg, evaluator, past, flow, on_game, on_step)
+}
+
+/// [`play_games_with_past`], continuous: the call hands over `flow.quota` finished games
+/// (those the last call finished past its quota first) and returns, leaving the games in
+/// flight, and any that finished past the quota, in `flow.carry` for the next call (see the
+/// module documentation). Games carried in that a past network played one side of lose it
+/// when this call has no past network: the current one plays on for both sides. Abandoned
+/// games (`on_step` false) leave nothing to carry.
+pub fn play_games_carried<'e>(
+    variant: &Arc<Variant>,
+    cfg: &SelfPlayConfig,
+    evaluator: &'e mut dyn Evaluator,
+    past: Option<&'e mut dyn Evaluator>,
+    flow: Flow<'_>,
+    on_game: &mut dyn FnMut(u64, FinishedGame),
+    on_step: &mut dyn FnMut(&Progress) -> bool,
+) -> Progress {
+    let Flow { next_game, quota, carry } = flow;
+    let quota = quota.unwrap_or(u64::MAX);
     let mut evaluators: Vec<&mut dyn Evaluator> = vec![evaluator];
     evaluators.extend(past);
     let nets = evaluators.len();
     let with_past = nets > 1;
-    let progress = Progress::default();
+    let mut progress = Progress::default();
+    let banked = carry.finished.len().min(usize::try_from(quota).unwrap_or(usize::MAX));
+    for (number, game) in carry.finished.drain(..banked) {
+        progress.games += 1;
+        on_game(number, game);
+    }
+    if progress.games >= quota {
+        return progress;
+    }
     let mut slots: Vec<Option<Slot>> = Vec::new();
-    for _ in 0..cfg.games_in_flight.max(1) {
+    for mut slot in carry.slots.drain(..) {
+        if !with_past && slot.past.take().is_some() {
+            // The past side's decision was under way in its own tree: the current network's
+            // tree, advanced along every move, takes it up.
+            configure(&mut slot, cfg);
+        }
+        slots.push(Some(slot));
+    }
+    while slots.len() < cfg.games_in_flight.max(1) {
         let Some((number, seed)) = next_game(&progress) else { break };
         slots.push(Some(new_slot(variant, cfg, number, seed, with_past)));
     }
     let groups = GROUPS.min(slots.len()).max(1);
-    let mut games = Games { variant, cfg, slots, groups, with_past, progress, next_game, on_game };
+    let mut games = Games { variant, cfg, slots, groups, with_past, progress, quota, next_game, spilled: &mut carry.finished, on_game };
     let mut caches: Vec<EvalCache> = (0..nets).map(|_| EvalCache::new(EvalCache::DEFAULT_ENTRIES)).collect();
     // Per group and network: the batch being evaluated and where its evaluations go.
     let mut in_flight: Vec<Option<(Ticket, Plan)>> = (0..groups * nets).map(|_| None).collect();
-    'steps: while games.slots.iter().any(Option::is_some) || in_flight.iter().any(Option::is_some) {
+    let mut abandoned = false;
+    'steps: while games.progress.games < quota && games.slots.iter().any(Option::is_some) {
         for g in 0..groups {
             for (k, evaluator) in evaluators.iter_mut().enumerate() {
                 if let Some((ticket, plan)) = in_flight[g * nets + k].take() {
@@ -321,6 +417,7 @@ pub fn play_games_with_past<'e>(
                     games.progress.evaluations += evals.len() as u64;
                     games.progress.cache = cache_stats(&caches);
                     if !on_step(&games.progress) {
+                        abandoned = true;
                         break 'steps;
                     }
                 }
@@ -344,14 +441,29 @@ pub fn play_games_with_past<'e>(
             }
         }
     }
-    // Abandoned games: collect what is still being evaluated, so the evaluators are idle.
+    // Collect what is still being evaluated, so the evaluators are idle: for abandoned games
+    // only that; for games to carry, their searches take the evaluations (a group's games are
+    // those its batch was gathered from: a group's moves are played only after its batch is
+    // back).
     for (i, flight) in in_flight.into_iter().enumerate() {
-        if let Some((ticket, _)) = flight {
-            evaluators[i % nets].finish(ticket);
+        if let Some((ticket, plan)) = flight {
+            let (g, k) = (i / nets, i % nets);
+            let evals = evaluators[k].finish(ticket);
+            if !abandoned {
+                let evals = caches[k].complete(plan, evals);
+                lockstep::apply(&mut group(&mut games.slots, g, groups, k), &evals);
+                games.progress.evaluations += evals.len() as u64;
+            }
         }
     }
     games.progress.cache = cache_stats(&caches);
-    games.progress
+    let Games { slots, progress, .. } = games;
+    if abandoned {
+        carry.clear();
+    } else {
+        carry.slots.extend(slots.into_iter().flatten());
+    }
+    progress
 }
 
 /// The counters of all the networks' caches together.
@@ -403,7 +515,11 @@ struct Games<'a> {
     /// Whether a past network plays in some games.
     with_past: bool,
     progress: Progress,
+    /// Games to hand over ([`Flow::quota`]; `u64::MAX` for all).
+    quota: u64,
     next_game: &'a mut dyn FnMut(&Progress) -> Option<(u64, u64)>,
+    /// Games finished once the quota was met, for the next call.
+    spilled: &'a mut Vec<(u64, FinishedGame)>,
     on_game: &'a mut dyn FnMut(u64, FinishedGame),
 }
 
@@ -438,9 +554,14 @@ impl Games<'_> {
             slot.play(PlyRecord { mv, policy: if target { result.policy } else { Vec::new() }, full: target, value: result.value });
             if let Some(outcome) = slot.search.position().outcome() {
                 let done = entry.take().expect("slot is live");
-                self.progress.games += 1;
                 let past = done.past.map(|(side, _)| side);
-                (self.on_game)(done.number, FinishedGame { plies: done.plies, outcome, past });
+                let game = FinishedGame { plies: done.plies, outcome, past };
+                if self.progress.games < self.quota {
+                    self.progress.games += 1;
+                    (self.on_game)(done.number, game);
+                } else {
+                    self.spilled.push((done.number, game));
+                }
                 if let Some((number, seed)) = (self.next_game)(&self.progress) {
                     *entry = Some(new_slot(variant, cfg, number, seed, with_past));
                 }
@@ -698,6 +819,142 @@ mod tests {
             decided += usize::from(cut < g.plies.len());
         }
         assert!(decided > 0, "no game was decided: the test proves nothing");
+    }
+
+    /// A deterministic stand-in for a network: uniform priors and a value drawn from the
+    /// position's hash and a salt (another salt, another network), recording the positions
+    /// it was asked for.
+    struct Salted {
+        salt: u64,
+        seen: std::collections::HashSet<u64>,
+    }
+
+    impl Salted {
+        fn new(salt: u64) -> Salted {
+            Salted { salt, seen: std::collections::HashSet::new() }
+        }
+    }
+
+    impl Evaluator for Salted {
+        fn evaluate(&mut self, batch: &[EvalRequest<'_>]) -> Vec<crate::search::Evaluation> {
+            batch
+                .iter()
+                .map(|r| {
+                    let h = r.position.hash();
+                    self.seen.insert(h);
+                    let win = ((h ^ self.salt).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f32 / (1u64 << 24) as f32;
+                    crate::search::Evaluation::uniform(r.moves.len(), [win, 0.0, 1.0 - win])
+                })
+                .collect()
+        }
+        fn cache_key(&self, position: &Position) -> Option<u64> {
+            Some(position.hash())
+        }
+    }
+
+    /// Continuous self-play: three calls of four games each from one stream of games, with
+    /// four games always in flight, then a last call that plays out what is left. Each call
+    /// hands over exactly its quota, games in flight are carried to the next call, and every
+    /// game started is handed over once; with one network throughout, every game is the game
+    /// its seed gives alone; with a new network each call, a carried game goes on with the
+    /// next call's network and never back; an abandoned call carries nothing.
+    #[test]
+    fn carried_games_finish_in_the_next_call_with_its_network() {
+        let v = Arc::new(crate::rules::Variant::preset("brandubh").unwrap());
+        let mut cfg =
+            SelfPlayConfig { games_in_flight: 4, positions_per_call: 16, fast_probability: 0.5, fast_sims: 4, opening_plies: 2, ..SelfPlayConfig::default() };
+        cfg.search.sims = 8;
+        cfg.search.root = RootPolicy::gumbel(4);
+        let moves = |g: &FinishedGame| g.plies.iter().map(|p| p.mv).collect::<Vec<_>>();
+        // Calls with `evaluators[i]`: quota 4, then (the last) all the games left.
+        let calls = |evaluators: &mut [Salted]| {
+            let mut carry = Carry::default();
+            let mut started = 0u64;
+            let mut out: Vec<Vec<(u64, FinishedGame)>> = Vec::new();
+            let last = evaluators.len() - 1;
+            for (i, ev) in evaluators.iter_mut().enumerate() {
+                let mut got = Vec::new();
+                let quota = (i < last).then_some(4);
+                play_games_carried(
+                    &v,
+                    &cfg,
+                    ev,
+                    None,
+                    Flow {
+                        next_game: &mut |_| {
+                            (quota.is_some()).then(|| {
+                                started += 1;
+                                (started - 1, game_seed(9, 0, started - 1))
+                            })
+                        },
+                        quota,
+                        carry: &mut carry,
+                    },
+                    &mut |k, game| got.push((k, game)),
+                    &mut |_| true,
+                );
+                if i < last {
+                    assert_eq!(got.len(), 4, "call {i} hands over its quota");
+                    assert_eq!(carry.numbers().len(), carry.len());
+                    assert!(carry.len() >= 4, "call {i}: the games in flight are carried ({})", carry.len());
+                }
+                out.push(got);
+            }
+            assert!(carry.is_empty(), "the last call played every game out");
+            let mut numbers: Vec<u64> = out.iter().flatten().map(|(k, _)| *k).collect();
+            numbers.sort();
+            assert_eq!(numbers, (0..started).collect::<Vec<_>>(), "every game started was handed over once");
+            out
+        };
+        // One network throughout: the same games as each seed gives alone.
+        let games = calls(&mut [Salted::new(1), Salted::new(1), Salted::new(1), Salted::new(1)]);
+        for (k, game) in games.iter().flatten() {
+            let mut one = Some((*k, game_seed(9, 0, *k)));
+            let mut alone = Vec::new();
+            play_games(&v, &cfg, &mut Salted::new(1), &mut |_| one.take(), &mut |_, g| alone.push(g), &mut |_| true);
+            assert_eq!(moves(game), moves(&alone[0]), "game {k}");
+            assert_eq!(game.outcome, alone[0].outcome);
+        }
+        // A new network each call. Label each root (after the random opening) with the one
+        // network that evaluated it, where only one did: along a game the labels never go
+        // back (a carried game takes up the next network and keeps it), no game handed over
+        // by call `c` was searched by a later call's network, and some game began with the
+        // first network and ended with the second.
+        let mut nets = [Salted::new(1), Salted::new(2), Salted::new(3), Salted::new(4)];
+        let games = calls(&mut nets);
+        let mut crossed = 0;
+        for (c, handed) in games.iter().enumerate() {
+            for (k, game) in handed {
+                let labels: Vec<usize> = replay(&v, &game.plies)
+                    .skip(2)
+                    .filter_map(|(pos, _)| {
+                        let by: Vec<usize> = (0..nets.len()).filter(|&i| nets[i].seen.contains(&pos.hash())).collect();
+                        (by.len() == 1).then(|| by[0])
+                    })
+                    .collect();
+                assert!(labels.windows(2).all(|w| w[0] <= w[1]), "game {k}: networks {labels:?}");
+                assert!(labels.iter().all(|&l| l <= c), "game {k}, handed over by call {c}: networks {labels:?}");
+                crossed += usize::from(labels.contains(&0) && labels.contains(&1));
+            }
+        }
+        assert!(crossed > 0, "no game began with call 1's network and went on with call 2's");
+        // Abandoned: nothing is carried.
+        let mut carry = Carry::default();
+        let mut ids = 0..;
+        let mut steps = 0;
+        play_games_carried(
+            &v,
+            &cfg,
+            &mut Salted::new(1),
+            None,
+            Flow { next_game: &mut |_| ids.next().map(|k| (k, k)), quota: Some(4), carry: &mut carry },
+            &mut |_, _| {},
+            &mut |_| {
+                steps += 1;
+                steps < 3
+            },
+        );
+        assert!(carry.is_empty());
     }
 
     /// Games against a past network: in about `past_share` of the games one side's plies are

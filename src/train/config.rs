@@ -71,6 +71,15 @@ pub struct SelfPlaySection {
     pub games_per_shard: usize,
     /// Play games in the trainer (true) or only consume shards from `selfplay` workers.
     pub in_process: bool,
+    /// Continuous self-play (default false): every slot keeps playing, a generation takes the
+    /// first `games_per_generation` games to finish, and the games still in flight go on
+    /// with the next generation's network ([`crate::selfplay::play_games_carried`]), instead
+    /// of waiting, with ever fewer games in flight, for the generation's longest game. The
+    /// games carried when a run stops are lost, as a kill loses the games in flight. Off by
+    /// default: on a CPU a small network call costs little, and Copenhagen self-play measured
+    /// no gain (docs/training.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub carry_games: bool,
     /// The attackers' share of self-play wins to steer towards (0 = off): after each
     /// generation the trainer scales the attackers' full-search simulations by
     /// `exp(target - share)` of that generation (between the full search's and
@@ -151,6 +160,8 @@ struct SelfPlayToml {
     #[serde(default = "yes")]
     in_process: bool,
     #[serde(default)]
+    carry_games: bool,
+    #[serde(default)]
     attacker_share: f32,
     search: Option<SearchConfig>,
     // Older spellings of the search settings.
@@ -210,6 +221,7 @@ impl TryFrom<SelfPlayToml> for SelfPlaySection {
             threads: t.threads,
             games_per_shard: t.games_per_shard,
             in_process: t.in_process,
+            carry_games: t.carry_games,
             attacker_share: t.attacker_share,
             play: SelfPlayConfig {
                 games_in_flight: t.games_in_flight,

@@ -175,6 +175,12 @@ pub struct RunState {
     /// config steers them (`selfplay.attacker_share`); workers read it here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attacker_sims: Option<u32>,
+    /// Continuous self-play (`selfplay.carry_games`): the first game number no generation
+    /// has started yet. Its games are numbered across the run and seeded
+    /// `selfplay::game_seed(seed, CONTINUOUS, number)`, so a resumed run starts new numbers
+    /// where the last finished generation left off and never repeats a game.
+    #[serde(default, skip_serializing_if = "crate::selfplay::is_zero")]
+    pub next_game: u64,
 }
 
 impl RunState {

@@ -29,6 +29,14 @@ impl Trainer {
     /// Game `k` of generation `g` (its slot) is seeded `selfplay::game_seed(seed, g, k)`. Games
     /// already written for this generation by an earlier, killed process count, and only the
     /// missing slots are played, so no game of the generation repeats another.
+    ///
+    /// With `selfplay.carry_games` (continuous self-play, [`selfplay::play_games_carried`]),
+    /// games are numbered across the run instead (from `state.next_game`; seeded
+    /// `game_seed(seed, CONTINUOUS, number)`, and stored with their number as slot): thread `w`
+    /// of `T` starts the numbers `next_game + w + T j` that no stored game of this generation
+    /// has, hands over its share of the generation's games, whichever of its games finish
+    /// first, and keeps the rest in [`Trainer::carry`] for the next generation. Each thread's
+    /// games then depend on the run seed and `T`, not on how the threads' work interleaves.
     pub(super) fn self_play_in_process(&mut self, reporter: &dyn Reporter) -> Result<(Vec<FinishedGame>, u64), TrainError> {
         let (rd, cfg, variant, device, model_generation) = (&self.rd, &self.cfg, &self.variant, self.device, self.state.generation);
         let (window, gate) = (&mut self.window, &mut self.gate);
@@ -54,11 +62,28 @@ impl Trainer {
                 }
             }
         }
+        let threads = cfg.selfplay.workers(crate::nn::cores());
+        let carrying = cfg.selfplay.carry_games;
+        let mut carry = std::mem::take(&mut self.carry);
+        carry.resize_with(threads, Default::default);
+        if !carrying || self.carry_generation != generation || carry.iter().flat_map(selfplay::Carry::numbers).any(|k| done.contains(&k)) {
+            carry.iter_mut().for_each(selfplay::Carry::clear);
+        }
+        if carrying {
+            // Past every number on disk: a process killed after storing games but before
+            // saving its state used numbers from `next_game` on.
+            self.state.next_game = self.state.next_game.max(done.iter().max().map_or(0, |k| k + 1));
+        }
         let wanted = cfg.selfplay.games_per_generation.saturating_sub(games.len());
         if wanted == 0 {
+            self.carry = carry;
             return Ok((games, 0));
         }
-        let slots: Vec<u64> = (0..).filter(|k| !done.contains(k)).take(wanted).collect();
+        let slots: Vec<u64> = if carrying { Vec::new() } else { (0..).filter(|k| !done.contains(k)).take(wanted).collect() };
+        let first_number = self.state.next_game;
+        // Thread `w`'s share of the generation's games, and the game numbers each started.
+        let quota = |w: usize| (wanted / threads + usize::from(w < wanted % threads)) as u64;
+        let started: Vec<AtomicUsize> = (0..threads).map(|_| AtomicUsize::new(0)).collect();
         reporter.start(&format!("gen {generation} self-play"), wanted as u64);
         let next = AtomicUsize::new(0);
         let evaluations = AtomicUsize::new(0);
@@ -69,12 +94,13 @@ impl Trainer {
             reporter.line(&format!("gen {generation}: a share of {} of the games against {}", cfg.selfplay.play.past_share, p.display()));
         }
         let sp = self.state.selfplay_config(cfg);
-        let result: Result<(), TrainError> = std::thread::scope(|scope| {
+        let result: Result<Vec<selfplay::Carry>, TrainError> = std::thread::scope(|scope| {
             let mut handles = Vec::new();
-            for _ in 0..cfg.selfplay.workers(crate::nn::cores()) {
+            for (w, mut carry) in carry.into_iter().enumerate() {
                 let tx = tx.clone();
-                let (next, slots, evaluations, model_path, past_path, sp) = (&next, &slots, &evaluations, &model_path, &past_path, &sp);
-                handles.push(scope.spawn(move || -> Result<(), TrainError> {
+                let (next, slots, started, done, evaluations, model_path, past_path, sp) =
+                    (&next, &slots, &started, &done, &evaluations, &model_path, &past_path, &sp);
+                handles.push(scope.spawn(move || -> Result<selfplay::Carry, TrainError> {
                     let (net, _) = checkpoint::load(model_path, Some(variant), device)?;
                     let mut ev = NetEvaluator::new(net, variant, cfg.precision);
                     let mut past = match past_path {
@@ -82,22 +108,31 @@ impl Trainer {
                         None => None,
                     };
                     let mut next_game = |_: &selfplay::Progress| {
+                        if carrying {
+                            loop {
+                                let j = started[w].fetch_add(1, Ordering::SeqCst) as u64;
+                                let k = first_number + w as u64 + threads as u64 * j;
+                                if !done.contains(&k) {
+                                    return Some((k, selfplay::game_seed(cfg.seed, selfplay::CONTINUOUS, k)));
+                                }
+                            }
+                        }
                         let k = *slots.get(next.fetch_add(1, Ordering::SeqCst))?;
                         Some((k, selfplay::game_seed(cfg.seed, generation, k)))
                     };
-                    let p = selfplay::play_games_with_past(
+                    let p = selfplay::play_games_carried(
                         variant,
                         sp,
                         &mut ev,
                         past.as_mut().map(|e| e as &mut dyn crate::search::Evaluator),
-                        &mut next_game,
+                        selfplay::Flow { next_game: &mut next_game, quota: carrying.then(|| quota(w)), carry: &mut carry },
                         &mut |k, g| {
                             let _ = tx.send((k, g));
                         },
                         &mut |_| true,
                     );
                     evaluations.fetch_add(p.evaluations as usize, Ordering::SeqCst);
-                    Ok(())
+                    Ok(carry)
                 }));
             }
             drop(tx);
@@ -118,12 +153,19 @@ impl Trainer {
             if let Err(e) = flush_shard(rd, variant, model_generation, "trainer", &mut seq, &mut pending) {
                 write_err.get_or_insert(e);
             }
+            let mut carried = Vec::new();
             for h in handles {
-                h.join().map_err(|_| TrainError::Panicked { what: "a self-play thread" })??;
+                carried.push(h.join().map_err(|_| TrainError::Panicked { what: "a self-play thread" })??);
             }
-            write_err.map_or(Ok(()), Err)
+            write_err.map_or(Ok(carried), Err)
         });
-        result?;
+        self.carry = result?;
+        self.carry_generation = generation + 1;
+        if carrying {
+            // Past every number a thread started (saved with the generation's state).
+            let most = started.iter().map(|s| s.load(Ordering::SeqCst) as u64).max().unwrap_or(0);
+            self.state.next_game = first_number + threads as u64 * most;
+        }
         reporter.finish();
         Ok((games, evaluations.load(Ordering::SeqCst) as u64))
     }
@@ -260,6 +302,11 @@ fn wait_for_run(rd: &RunDir, writer: &str, reporter: &dyn Reporter) -> Result<()
 /// `minutes` (0 = no limit), or until the trainer has spent its budget (the run's state says
 /// `finished`; checked before each shard). Its `k`-th game with model `g` is seeded from the run seed, the
 /// writer name (which holds the process id), `g` and `k`.
+///
+/// With `selfplay.carry_games` (continuous self-play) it keeps its games in flight from one
+/// shard to the next, and across new models, and writes each shard from the first games to
+/// finish; its games are then numbered across its life, `k`-th seeded from the run seed, the
+/// writer name and `k`.
 pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &dyn Reporter) -> Result<u64, TrainError> {
     if !(minutes.is_finite() && minutes >= 0.0) {
         return Err(TrainError::argument(format!("--minutes {minutes}"), "expected a number of minutes, 0 or more (0 = no limit)"));
@@ -277,6 +324,8 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
     let writer_seed = cfg.seed ^ crate::rules::ruleset::fnv1a(writer.as_bytes());
     let mut slot = 0u64;
     let mut slot_generation = None;
+    let carrying = cfg.selfplay.carry_games;
+    let mut carry = selfplay::Carry::default();
     reporter.line(&format!("worker {writer}: self-play for {} in {}", variant.name, dir.display()));
     while (max_games == 0 || played < max_games) && (minutes <= 0.0 || started.elapsed().as_secs_f64() < minutes * 60.0) {
         let state = rd.load_state()?.unwrap_or_default();
@@ -286,7 +335,7 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
         }
         let sp = state.selfplay_config(&cfg);
         let generation = rd.latest_generation()?;
-        if slot_generation != Some(generation) {
+        if slot_generation != Some(generation) && !carrying {
             (slot, slot_generation) = (0, Some(generation));
         }
         let (net, _) = checkpoint::load(&rd.model(generation), Some(&variant), device)?;
@@ -295,17 +344,23 @@ pub fn worker(dir: &Path, name: &str, max_games: u64, minutes: f64, reporter: &d
         let mut left = n;
         let mut pending = Vec::new();
         reporter.start(&format!("worker model {generation}"), n as u64);
-        selfplay::play_games(
+        let mut next_game = |_: &selfplay::Progress| {
+            if carrying {
+                slot += 1;
+                return Some((slot - 1, selfplay::game_seed(writer_seed, selfplay::CONTINUOUS, slot - 1)));
+            }
+            (left > 0).then(|| {
+                left -= 1;
+                slot += 1;
+                (slot - 1, selfplay::game_seed(writer_seed, generation, slot - 1))
+            })
+        };
+        selfplay::play_games_carried(
             &variant,
             &sp,
             &mut ev,
-            &mut |_| {
-                (left > 0).then(|| {
-                    left -= 1;
-                    slot += 1;
-                    (slot - 1, selfplay::game_seed(writer_seed, generation, slot - 1))
-                })
-            },
+            None,
+            selfplay::Flow { next_game: &mut next_game, quota: carrying.then_some(n as u64), carry: &mut carry },
             &mut |k, g| {
                 reporter.advance(1, "");
                 pending.push(StoredGame::new(&g, Some(k)));

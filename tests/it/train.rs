@@ -525,6 +525,81 @@ fn a_run_saved_with_the_old_setting_names_resumes_with_the_same_settings() {
     assert_eq!(games_of(&old_run, 1).len(), 4);
 }
 
+/// `selfplay.carry_games = true` (see `selfplay::play_games_carried`): with two
+/// self-play threads of three games in flight and eight games a generation, each generation
+/// stores eight games, whichever finished first, and carries the rest on. Game numbers run
+/// across the run: no number and no game appears twice, some game of a later generation was
+/// started before a game of an earlier one (it was carried), and `state.json` keeps the first
+/// number not started. Killed in the middle of a generation and resumed, the run goes on with
+/// the same guarantees. A run without it (the default) saves no `carry_games`.
+#[test]
+fn carried_games_keep_generations_whole_and_never_repeat_a_game() {
+    let dir = fresh_dir("carry");
+    let with = |carry: bool, per_generation: usize| {
+        let name = format!("carry-{carry}-{per_generation}.toml");
+        smoke_config(&dir, &name, |t| {
+            let t = t
+                .replace("games_per_generation = 4", &format!("games_per_generation = {per_generation}\nthreads = 2"))
+                .replace("games_in_flight = 4", "games_in_flight = 3");
+            if carry {
+                t.replace("[selfplay]\n", "[selfplay]\ncarry_games = true\n")
+            } else {
+                t
+            }
+        })
+    };
+    let (on, off) = (dir.join("on"), dir.join("off"));
+    ok(&run(&["train", "--config", with(true, 8).to_str().unwrap(), "--run-dir", on.to_str().unwrap(), "--generations", "4", "--quiet"]));
+    ok(&run(&["train", "--config", with(false, 8).to_str().unwrap(), "--run-dir", off.to_str().unwrap(), "--generations", "1", "--quiet"]));
+    let saved = |d: &Path| std::fs::read_to_string(d.join("config.toml")).unwrap();
+    assert!(saved(&on).contains("carry_games = true") && !saved(&off).contains("carry_games"), "{}", saved(&off));
+    let next_game = |d: &Path| -> u64 {
+        let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("state.json")).unwrap()).unwrap();
+        state["next_game"].as_u64().expect("state.json keeps the next game number")
+    };
+    // Every generation whole; numbers and games once each; some carried.
+    let check = |d: &Path, generations: u64, per_generation: usize| {
+        let mut seen: Vec<(u64, Vec<[u8; 4]>)> = Vec::new();
+        let mut carried = false;
+        for g in 0..generations {
+            let games = games_of(d, g);
+            assert_eq!(games.len(), per_generation, "generation {}", g + 1);
+            assert_eq!(metrics(d)[g as usize]["selfplay"]["games"], per_generation as u64);
+            let earliest_before = seen.iter().map(|(k, _)| *k).max();
+            for (k, m) in games {
+                let k = k.expect("numbers are stored");
+                assert!(k < next_game(d), "game {k} is below state.next_game");
+                assert!(seen.iter().all(|(j, n)| *j != k && *n != m), "generation {}: game {k} repeats", g + 1);
+                carried |= earliest_before.is_some_and(|e| k < e);
+                seen.push((k, m));
+            }
+        }
+        assert!(carried, "no game was carried into a later generation");
+    };
+    check(&on, 4, 8);
+    // Killed while generation 2 is being stored, then resumed.
+    let killed = dir.join("killed");
+    let k = killed.to_str().unwrap();
+    let mut child = bin()
+        .args(["train", "--config", with(true, 32).to_str().unwrap(), "--run-dir", k, "--generations", "1000", "--quiet"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = killed.join("games/g000001-trainer-0000.shard");
+    let t = std::time::Instant::now();
+    while !first.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the trainer ended early");
+        assert!(t.elapsed() < Duration::from_secs(120), "no shard of generation 2");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let stored = games_of(&killed, 1).len();
+    assert!(stored > 0 && stored < 32, "killed mid-generation: {stored} games");
+    ok(&run(&["train", "--run-dir", k, "--resume", "--generations", "3", "--quiet"]));
+    check(&killed, 3, 32);
+}
+
 /// The plies of a stored game, as moves.
 fn moves(g: &shard::StoredGame) -> Vec<[u8; 4]> {
     g.plies.iter().map(|p| p.mv).collect()

@@ -25,15 +25,17 @@
 //!
 //! **Continuous self-play** ([`play_games_carried`]): a trainer's generation needs a fixed
 //! number of finished games, and games differ in length (Copenhagen self-play: 91-171 plies on
-//! average a generation, the longest 250-484). Started together and stopped together, the
-//! games in flight thin out as they end, and for the last part of a generation a few long
-//! games ran in batches of a few leaves: the network did 945 evaluations a second where it
-//! could do 2,000. Waiting for the generation's own games with the slots kept full helps
-//! nothing: the longest game then moves at the pace of full batches. So a continuous call
-//! keeps every slot playing and returns once a quota of games, whichever they are, has
-//! finished; the games still in flight go into a [`Carry`], and the next call, with the next
-//! network, plays them on (their first moves were searched by the network before). Long games
-//! reach training a generation or two later; every game started is played out.
+//! average a generation, the longest 249-484). Started together and stopped together, the
+//! games in flight thin out as they end, and a generation's last part runs a few long games
+//! in batches of a few leaves. (Waiting for the generation's own games with the slots kept
+//! full would not help: the longest game then moves at the pace of full batches.) So a
+//! continuous call keeps every slot playing and returns once a quota of games, whichever
+//! they are, has finished; the games still in flight go into a [`Carry`], and the next call,
+//! with the next network, plays them on (their first moves were searched by the network
+//! before). Long games reach training a generation or two later; every game started is
+//! played out. On a CPU this measured no gain (small network calls are cheap there; the
+//! trainer leaves it off by default, docs/training.md); it is for devices where a call costs
+//! the same at any size.
 //!
 //! Playout cap randomization (KataGo): a fraction of moves gets a cheap search and is not
 //! used as a policy target; only full searches (with root noise, and forced playouts where

@@ -86,10 +86,9 @@ pub(super) struct Trainer {
     pub(super) human: Option<ReplayWindow>,
     pub(super) gate: ShardGate,
     pub(super) state: RunState,
-    /// Games each self-play thread carries into the next generation (`selfplay.carry_games`),
-    /// and the generation they belong to; in memory only.
+    /// Games each self-play thread carries into the next generation (`selfplay.carry_games`;
+    /// in memory only, so they always belong to the generation this process plays next).
     pub(super) carry: Vec<crate::selfplay::Carry>,
-    pub(super) carry_generation: u64,
     /// Held while the trainer lives: no second trainer runs on this directory.
     _lock: RunLock,
 }
@@ -194,7 +193,7 @@ impl Trainer {
             budget_text(&cfg, state.wall_seconds)
         ));
         let human = human_games.map(|h| human_window(&cfg, &h, &variant, net.config, reporter));
-        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state, carry: Vec::new(), carry_generation: 0, _lock: lock })
+        Ok(Trainer { rd, cfg, variant, device, net, sgd, window, human, gate, state, carry: Vec::new(), _lock: lock })
     }
 
     /// Runs generations until the budget is spent: the generation count, or the minutes

@@ -66,7 +66,7 @@ impl Trainer {
         let carrying = cfg.selfplay.carry_games;
         let mut carry = std::mem::take(&mut self.carry);
         carry.resize_with(threads, Default::default);
-        if !carrying || self.carry_generation != generation || carry.iter().flat_map(selfplay::Carry::numbers).any(|k| done.contains(&k)) {
+        if !carrying || carry.iter().flat_map(selfplay::Carry::numbers).any(|k| done.contains(&k)) {
             carry.iter_mut().for_each(selfplay::Carry::clear);
         }
         if carrying {
@@ -160,7 +160,6 @@ impl Trainer {
             write_err.map_or(Ok(carried), Err)
         });
         self.carry = result?;
-        self.carry_generation = generation + 1;
         if carrying {
             // Past every number a thread started (saved with the generation's state).
             let most = started.iter().map(|s| s.load(Ordering::SeqCst) as u64).max().unwrap_or(0);

@@ -125,6 +125,19 @@ fn wait_for(child: &mut Child, what: &str, mut done: impl FnMut() -> bool) {
     panic!("gave up waiting for {what}");
 }
 
+/// Kills `child` as soon as `file` exists, polling every 2 ms (a smoke generation takes
+/// milliseconds: [`wait_for`]'s 100 ms would miss the middle of one).
+fn kill_when_written(child: &mut Child, file: &Path) {
+    let t = std::time::Instant::now();
+    while !file.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the trainer ended early");
+        assert!(t.elapsed() < Duration::from_secs(120), "no {}", file.display());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[test]
 fn resume_after_a_kill_continues_the_generations_and_keeps_every_shard() {
     let dir = fresh_dir("resume");
@@ -585,15 +598,7 @@ fn carried_games_keep_generations_whole_and_never_repeat_a_game() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let first = killed.join("games/g000001-trainer-0000.shard");
-    let t = std::time::Instant::now();
-    while !first.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "the trainer ended early");
-        assert!(t.elapsed() < Duration::from_secs(120), "no shard of generation 2");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_when_written(&mut child, &killed.join("games/g000001-trainer-0000.shard"));
     let stored = games_of(&killed, 1).len();
     assert!(stored > 0 && stored < 32, "killed mid-generation: {stored} games");
     ok(&run(&["train", "--run-dir", k, "--resume", "--generations", "3", "--quiet"]));
@@ -660,15 +665,7 @@ fn a_generation_resumed_after_a_kill_plays_only_its_missing_slots() {
     let mut child =
         bin().args(["train", "--config", cfg.to_str().unwrap(), "--run-dir", d, "--generations", "1000", "--quiet"]).stderr(Stdio::null()).spawn().unwrap();
     // Kill as soon as the second generation's first shard is written.
-    let first = run_dir.join("games/g000001-trainer-0000.shard");
-    let t = std::time::Instant::now();
-    while !first.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "the trainer ended early");
-        assert!(t.elapsed() < Duration::from_secs(120), "no shard of generation 2");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_when_written(&mut child, &run_dir.join("games/g000001-trainer-0000.shard"));
     let before = of_generation(1);
     assert!(!before.is_empty() && before.len() < n, "killed mid-generation: {} games", before.len());
     ok(&run(&["train", "--run-dir", d, "--resume", "--generations", "2", "--quiet"]));
